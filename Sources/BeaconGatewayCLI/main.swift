@@ -1,0 +1,1 @@
+print("beacon-gateway: under construction")

@@ -1,0 +1,98 @@
+/// A 48-bit Bluetooth device address.
+///
+/// Stored as one integer so it hashes and compares in a single word — it is the key of
+/// every per-advertiser table on the hot path. The most significant byte is the first
+/// one written in the usual text form `AA:BB:CC:DD:EE:FF`; on the wire (HCI) the bytes
+/// travel least significant first.
+public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt64
+
+    public init(rawValue: UInt64) { self.rawValue = rawValue & 0xFFFF_FFFF_FFFF }
+
+    /// From the six bytes as they appear in HCI packets (little-endian).
+    public init<Bytes: Collection>(littleEndianBytes bytes: Bytes) where Bytes.Element == UInt8 {
+        precondition(bytes.count == 6, "a Bluetooth address has six bytes")
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        for byte in bytes {
+            value |= UInt64(byte) << shift
+            shift += 8
+        }
+        rawValue = value
+    }
+
+    /// Parses `AA:BB:CC:DD:EE:FF` (hex digits in either case; `-` also accepted as separator).
+    public init?(_ text: some StringProtocol) {
+        let parts = text.split(whereSeparator: { $0 == ":" || $0 == "-" })
+        guard parts.count == 6 else { return nil }
+        var value: UInt64 = 0
+        for part in parts {
+            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
+            value = value << 8 | UInt64(byte)
+        }
+        rawValue = value
+    }
+
+    /// The six bytes least significant first, as HCI carries them.
+    public var littleEndianBytes: [UInt8] {
+        (0 ..< 6).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) }
+    }
+
+    public static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    public var description: String {
+        var utf8 = [UInt8]()
+        utf8.reserveCapacity(17)
+        for index in (0 ..< 6).reversed() {
+            let byte = UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64(index)))
+            utf8.append(Self.hexDigits[Int(byte >> 4)])
+            utf8.append(Self.hexDigits[Int(byte & 0x0F)])
+            if index > 0 { utf8.append(UInt8(ascii: ":")) }
+        }
+        return String(decoding: utf8, as: UTF8.self)
+    }
+
+    /// For random addresses: the two most significant bits say which kind it is.
+    public var randomAddressKind: RandomAddressKind {
+        switch rawValue >> 46 {
+        case 0b11: .staticRandom
+        case 0b01: .resolvablePrivate
+        case 0b00: .nonResolvablePrivate
+        default: .reserved
+        }
+    }
+
+    public enum RandomAddressKind: Sendable {
+        case staticRandom, resolvablePrivate, nonResolvablePrivate, reserved
+    }
+}
+
+/// The address type byte of LE advertising reports and connection events.
+public struct AddressType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let publicDevice = AddressType(rawValue: 0x00)
+    public static let randomDevice = AddressType(rawValue: 0x01)
+    /// Public identity address, reported when the controller resolved an RPA.
+    public static let publicIdentity = AddressType(rawValue: 0x02)
+    /// Random (static) identity address, reported when the controller resolved an RPA.
+    public static let randomIdentity = AddressType(rawValue: 0x03)
+    /// Extended reports only: anonymous advertisement, no address.
+    public static let anonymous = AddressType(rawValue: 0xFF)
+
+    public var isRandom: Bool { self == .randomDevice || self == .randomIdentity }
+
+    public var description: String {
+        switch self {
+        case .publicDevice: "public"
+        case .randomDevice: "random"
+        case .publicIdentity: "public-identity"
+        case .randomIdentity: "random-identity"
+        case .anonymous: "anonymous"
+        default: "type(0x\(String(rawValue, radix: 16)))"
+        }
+    }
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import Config
+
+final class ConfigSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

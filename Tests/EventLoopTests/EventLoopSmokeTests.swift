@@ -1,0 +1,6 @@
+import XCTest
+@testable import EventLoop
+
+final class EventLoopSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

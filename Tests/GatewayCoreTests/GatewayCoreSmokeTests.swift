@@ -1,0 +1,6 @@
+import XCTest
+@testable import GatewayCore
+
+final class GatewayCoreSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

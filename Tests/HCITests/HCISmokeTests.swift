@@ -1,0 +1,6 @@
+import XCTest
+@testable import HCI
+
+final class HCISmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import HCITransport
+
+final class HCITransportSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import Host
+
+final class HostSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}
