@@ -1,1 +1,0 @@
-print("beacon-gateway: under construction")
