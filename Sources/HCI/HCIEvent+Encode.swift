@@ -1,0 +1,123 @@
+// Encoding events: what a controller sends. Used by tests, fake controllers and the
+// btsnoop transport's stand-in answers.
+
+extension HCIEvent {
+    /// The event as a packet. Parameters longer than 255 bytes (only possible for
+    /// hand-built report lists) are cut so the length byte stays truthful.
+    public var packet: HCIPacket {
+        var bytes: [UInt8] = [0, 0]
+        let code: EventCode
+        switch self {
+        case .commandComplete(let event):
+            code = .commandComplete
+            bytes.append(event.numberOfCommandPackets)
+            bytes.appendLE(event.opcode.rawValue)
+            bytes.append(contentsOf: event.returnParameters)
+        case .commandStatus(let event):
+            code = .commandStatus
+            bytes.append(event.status.rawValue)
+            bytes.append(event.numberOfCommandPackets)
+            bytes.appendLE(event.opcode.rawValue)
+        case .disconnectionComplete(let event):
+            code = .disconnectionComplete
+            bytes.append(event.status.rawValue)
+            bytes.appendLE(event.connectionHandle)
+            bytes.append(event.reason.rawValue)
+        case .numberOfCompletedPackets(let entries):
+            code = .numberOfCompletedPackets
+            let used = entries.prefix(63)
+            bytes.append(UInt8(used.count))
+            for entry in used {
+                bytes.appendLE(entry.connectionHandle)
+                bytes.appendLE(entry.count)
+            }
+        case .hardwareError(let hardwareCode):
+            code = .hardwareError
+            bytes.append(hardwareCode)
+        case .leMeta(let event):
+            code = .leMeta
+            event.encode(into: &bytes)
+        case .unknown(let unknownCode, let parameters):
+            code = unknownCode
+            bytes.append(contentsOf: parameters)
+        }
+        if bytes.count > 257 { bytes.removeLast(bytes.count - 257) }
+        bytes[0] = code.rawValue
+        bytes[1] = UInt8(bytes.count - 2)
+        return HCIPacket(type: .event, payload: bytes)
+    }
+
+    /// A success answer to `command`, as a stand-in controller gives it: a Command
+    /// Complete with zero-filled return parameters of the right length (status 0 =
+    /// success) or a success Command Status. `nil` for packets that are not commands.
+    /// Unknown opcodes get a Command Complete with the status byte alone.
+    public static func successResponse(to command: HCIPacket) -> HCIPacket? {
+        guard let (opcode, _) = try? HCICommandPacket.split(command) else { return nil }
+        switch opcode.expectedResponse {
+        case .commandStatus:
+            return HCIEvent.commandStatus(HCICommandStatus(status: .success, opcode: opcode)).packet
+        case .commandComplete(let length):
+            return HCIEvent.commandComplete(HCICommandComplete(
+                opcode: opcode, returnParameters: ArraySlice(repeatElement(0, count: length))
+            )).packet
+        case nil:
+            return HCIEvent.commandComplete(HCICommandComplete(opcode: opcode, returnParameters: [0])).packet
+        }
+    }
+}
+
+extension LEMetaEvent {
+    public var subevent: LESubeventCode {
+        switch self {
+        case .advertisingReport: .advertisingReport
+        case .extendedAdvertisingReport: .extendedAdvertisingReport
+        case .connectionComplete(let event):
+            switch event.format {
+            case .legacy: .connectionComplete
+            case .enhanced: .enhancedConnectionComplete
+            case .enhancedV2: .enhancedConnectionCompleteV2
+            }
+        case .connectionUpdateComplete: .connectionUpdateComplete
+        case .unknown(let subevent, _): subevent
+        }
+    }
+
+    /// Appends the subevent code and parameters.
+    public func encode(into bytes: inout [UInt8]) {
+        bytes.append(subevent.rawValue)
+        switch self {
+        case .advertisingReport(let reports):
+            bytes.append(UInt8(min(reports.count, 255)))
+            for report in reports.prefix(255) { report.encodeLegacy(into: &bytes) }
+        case .extendedAdvertisingReport(let reports):
+            bytes.append(UInt8(min(reports.count, 255)))
+            for report in reports.prefix(255) { report.encodeExtended(into: &bytes) }
+        case .connectionComplete(let event):
+            bytes.append(event.status.rawValue)
+            bytes.appendLE(event.connectionHandle)
+            bytes.append(event.role.rawValue)
+            bytes.append(event.peerAddressType.rawValue)
+            bytes.appendAddress(event.peerAddress)
+            if event.format != .legacy {
+                bytes.appendAddress(event.localResolvablePrivateAddress)
+                bytes.appendAddress(event.peerResolvablePrivateAddress)
+            }
+            bytes.appendLE(event.connectionInterval)
+            bytes.appendLE(event.peripheralLatency)
+            bytes.appendLE(event.supervisionTimeout)
+            bytes.append(event.centralClockAccuracy)
+            if event.format == .enhancedV2 {
+                bytes.append(event.advertisingHandle)
+                bytes.appendLE(event.syncHandle)
+            }
+        case .connectionUpdateComplete(let event):
+            bytes.append(event.status.rawValue)
+            bytes.appendLE(event.connectionHandle)
+            bytes.appendLE(event.connectionInterval)
+            bytes.appendLE(event.peripheralLatency)
+            bytes.appendLE(event.supervisionTimeout)
+        case .unknown(_, let parameters):
+            bytes.append(contentsOf: parameters)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// Which combinations of link-layer states the controller can be in at once
+/// (LE Read Supported States), one bit per combination.
+public struct LESupportedStates: OptionSet, Hashable, Sendable {
+    public var rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+
+    public static let passiveScanning = LESupportedStates(rawValue: 1 << 4)
+    public static let activeScanning = LESupportedStates(rawValue: 1 << 5)
+    public static let initiating = LESupportedStates(rawValue: 1 << 6)
+    public static let passiveScanningAndInitiating = LESupportedStates(rawValue: 1 << 22)
+    public static let activeScanningAndInitiating = LESupportedStates(rawValue: 1 << 23)
+    public static let passiveScanningAndCentral = LESupportedStates(rawValue: 1 << 24)
+    public static let activeScanningAndCentral = LESupportedStates(rawValue: 1 << 25)
+
+    /// Whether a pending LE Create Connection may run while scanning in this mode.
+    /// Controllers that cannot do both reject one of the commands with "command disallowed".
+    public func canScanWhileInitiating(active: Bool) -> Bool {
+        contains(active ? .activeScanningAndInitiating : .passiveScanningAndInitiating)
+    }
+
+    /// Whether scanning may continue while connected as central.
+    public func canScanWhileCentral(active: Bool) -> Bool {
+        contains(active ? .activeScanningAndCentral : .passiveScanningAndCentral)
+    }
+
+    /// What a controller that does not answer LE Read Supported States is assumed to
+    /// support: scanning and initiating alone, nothing combined (the cautious choice).
+    public static let assumedWhenUnknown: LESupportedStates = [.passiveScanning, .activeScanning, .initiating]
+}

@@ -1,6 +1,0 @@
-import XCTest
-@testable import HCI
-
-final class HCISmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
