@@ -168,7 +168,7 @@ public final class EventLoop {
 
     /// Milliseconds to wait for `deadline`, rounded up so a timer never fires early
     /// (which would only cost another turn at 0 ms), clamped to what poll(2) accepts.
-    static func pollTimeout(until deadline: Instant?, now: Instant) -> Int32 {
+    public static func pollTimeout(until deadline: Instant?, now: Instant) -> Int32 {
         guard let deadline else { return -1 }
         let remaining = deadline.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
         if remaining.overflow { return deadline > now ? Int32.max : 0 }
