@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A single-threaded reactor on poll(2): file descriptors, one-shot timers, signals and
+/// descriptor-less "pending" sources, all delivered as callbacks on the thread that calls
+/// `run()`.
+///
+/// Everything above the transports is a sans-IO state machine that takes `Instant`s; this
+/// loop is the one place that waits. It is deliberately not `Sendable`: create it, register
+/// everything and run it on one thread. Callbacks may register, unregister, schedule,
+/// cancel and `stop()` freely, including from inside themselves.
+///
+/// One turn of the loop: fire due timers, run pending sources that have work, wait in
+/// poll(2) (not at all while a pending source has work; otherwise until the next timer or
+/// forever), then call back the ready descriptors.
+public final class EventLoop {
+    /// A registered descriptor or pending source; pass it to `unregister(_:)`.
+    public struct Registration: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    /// A scheduled timer; pass it to `cancel(_:)`.
+    public struct TimerHandle: Hashable, Sendable {
+        fileprivate let id: UInt64
+    }
+
+    private struct Descriptor {
+        var id: UInt64
+        var fileDescriptor: Int32
+        var onReadable: () -> Void
+        var onWritable: (() -> Void)?
+    }
+
+    private struct PendingSource {
+        var id: UInt64
+        var hasWork: () -> Bool
+        var perform: () -> Void
+    }
+
+    /// Where the loop reads the time for its timers.
+    public let clock: any MonotonicClock
+    private var nextID: UInt64 = 1
+    private var descriptors: [Descriptor] = []
+    private var pendingSources: [PendingSource] = []
+    private var timers = TimerQueue()
+    private var stopRequested = false
+    public private(set) var isRunning = false
+    /// Descriptors poll(2) reported as not open (POLLNVAL): a bug in their owner, who closed
+    /// them without unregistering. They are dropped after one last callback.
+    public private(set) var invalidDescriptorCount = 0
+    var signals = SignalState()
+
+    /// - Parameter clock: must advance by itself (poll waits in real time), so in practice
+    ///   `SystemClock`; tests of timer logic drive the state machines with `ManualClock`
+    ///   directly instead of through a loop.
+    public init(clock: any MonotonicClock = SystemClock()) {
+        self.clock = clock
+    }
+
+    deinit {
+        stopHandlingSignals()
+    }
+
+    /// Now, on the loop's clock.
+    public var now: Instant { clock.now }
+
+    private func makeID() -> UInt64 {
+        defer { nextID &+= 1 }
+        return nextID
+    }
+
+    // MARK: Descriptors
+
+    /// Calls `onReadable` whenever `fileDescriptor` is readable, has hung up or has an
+    /// error pending (the callback's read then reports which). The loop never closes it.
+    public func register(fileDescriptor: Int32, onReadable: @escaping () -> Void) -> Registration {
+        let id = makeID()
+        descriptors.append(Descriptor(id: id, fileDescriptor: fileDescriptor, onReadable: onReadable, onWritable: nil))
+        return Registration(id: id)
+    }
+
+    /// Asks for (or, with `nil`, stops asking for) a callback when the descriptor can take
+    /// more output: for writers whose last write stopped at EAGAIN.
+    public func setWritableCallback(_ registration: Registration, _ onWritable: (() -> Void)?) {
+        guard let index = descriptors.firstIndex(where: { $0.id == registration.id }) else { return }
+        descriptors[index].onWritable = onWritable
+    }
+
+    // MARK: Pending sources
+
+    /// A source without a descriptor that can say "I have more to give" — a file being
+    /// replayed, a queue filled by another part of the program.
+    ///
+    /// Before every wait the loop asks `hasWork`; while any source answers `true` the loop
+    /// does not block, and it calls `perform` once per turn (interleaved with timers and
+    /// descriptors, so a busy source cannot starve them). When `hasWork` is `false` the
+    /// source costs nothing until it is asked again on the next turn.
+    public func registerPendingSource(hasWork: @escaping () -> Bool, perform: @escaping () -> Void) -> Registration {
+        let id = makeID()
+        pendingSources.append(PendingSource(id: id, hasWork: hasWork, perform: perform))
+        return Registration(id: id)
+    }
+
+    /// Forgets a descriptor or pending source. Unregistering twice is harmless.
+    public func unregister(_ registration: Registration) {
+        descriptors.removeAll { $0.id == registration.id }
+        pendingSources.removeAll { $0.id == registration.id }
+    }
+
+    // MARK: Timers
+
+    /// Calls `callback` once, on the first turn of the loop at or after `deadline`.
+    @discardableResult
+    public func schedule(at deadline: Instant, _ callback: @escaping () -> Void) -> TimerHandle {
+        let id = makeID()
+        timers.insert(id: id, deadline: deadline, callback: callback)
+        return TimerHandle(id: id)
+    }
+
+    @discardableResult
+    public func schedule(after delay: Duration, _ callback: @escaping () -> Void) -> TimerHandle {
+        schedule(at: clock.now + delay, callback)
+    }
+
+    /// Disarms a timer. Returns `false` if it already fired or was cancelled.
+    @discardableResult
+    public func cancel(_ timer: TimerHandle) -> Bool {
+        timers.cancel(id: timer.id)
+    }
+
+    public func isScheduled(_ timer: TimerHandle) -> Bool { timers.contains(id: timer.id) }
+
+    /// Timers currently armed.
+    public var scheduledTimerCount: Int { timers.count }
+
+    // MARK: Running
+
+    /// Makes `run()` return after the callback that is running now.
+    public func stop() {
+        stopRequested = true
+    }
+
+    /// Runs until `stop()` is called, or until nothing is registered that could ever
+    /// produce another callback (no descriptors, no timers, no pending source with work).
+    public func run() throws(EventLoopError) {
+        guard !isRunning else { throw .alreadyRunning }
+        isRunning = true
+        stopRequested = false
+        defer { isRunning = false }
+
+        while !stopRequested {
+            fireDueTimers()
+            if stopRequested { break }
+            performPendingSources()
+            if stopRequested { break }
+
+            let sourcesHaveWork = pendingSources.contains { $0.hasWork() }
+            let nextDeadline = timers.nextDeadline()
+            if descriptors.isEmpty && nextDeadline == nil && !sourcesHaveWork { break }
+
+            let timeout = sourcesHaveWork ? 0 : Self.pollTimeout(until: nextDeadline, now: clock.now)
+            try waitAndDispatch(timeoutMilliseconds: timeout)
+        }
+    }
+
+    /// Milliseconds to wait for `deadline`, rounded up so a timer never fires early
+    /// (which would only cost another turn at 0 ms), clamped to what poll(2) accepts.
+    public static func pollTimeout(until deadline: Instant?, now: Instant) -> Int32 {
+        guard let deadline else { return -1 }
+        let remaining = deadline.nanoseconds.subtractingReportingOverflow(now.nanoseconds)
+        if remaining.overflow { return deadline > now ? Int32.max : 0 }
+        guard remaining.partialValue > 0 else { return 0 }
+        let milliseconds = remaining.partialValue / 1_000_000 + (remaining.partialValue % 1_000_000 == 0 ? 0 : 1)
+        return Int32(clamping: milliseconds)
+    }
+
+    private func fireDueTimers() {
+        let now = clock.now
+        // A callback may schedule another timer that is already due; those wait for the
+        // next turn, so a timer re-arming itself at `now` cannot starve the descriptors.
+        var budget = timers.count
+        while budget > 0, !stopRequested, let callback = timers.popDue(now: now) {
+            budget -= 1
+            callback()
+        }
+    }
+
+    private func performPendingSources() {
+        for source in pendingSources {
+            if stopRequested { return }
+            // It may have been unregistered by an earlier callback of this turn.
+            guard pendingSources.contains(where: { $0.id == source.id }), source.hasWork() else { continue }
+            source.perform()
+        }
+    }
+
+    private func waitAndDispatch(timeoutMilliseconds: Int32) throws(EventLoopError) {
+        var pollDescriptors = descriptors.map { descriptor in
+            var events = Int16(POLLIN)
+            if descriptor.onWritable != nil { events |= Int16(POLLOUT) }
+            return pollfd(fd: descriptor.fileDescriptor, events: events, revents: 0)
+        }
+        let ids = descriptors.map(\.id)
+        let ready = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeoutMilliseconds)
+        if ready < 0 {
+            let error = errno
+            if error == EINTR { return }
+            throw .systemCall("poll", errno: error)
+        }
+        guard ready > 0 else { return }
+        for (index, result) in pollDescriptors.enumerated() where result.revents != 0 {
+            if stopRequested { return }
+            let id = ids[index]
+            // Earlier callbacks of this turn may have unregistered it.
+            guard let descriptor = descriptors.first(where: { $0.id == id }) else { continue }
+            let revents = Int32(result.revents)
+            if revents & Int32(POLLNVAL) != 0 {
+                invalidDescriptorCount += 1
+                descriptors.removeAll { $0.id == id }
+                descriptor.onReadable()
+                continue
+            }
+            if revents & Int32(POLLIN | POLLHUP | POLLERR) != 0 {
+                descriptor.onReadable()
+            }
+            if revents & Int32(POLLOUT) != 0,
+               let onWritable = descriptors.first(where: { $0.id == id })?.onWritable {
+                onWritable()
+            }
+        }
+    }
+}

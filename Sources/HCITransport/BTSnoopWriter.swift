@@ -1,0 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import EventLoop
+import HCI
+
+/// Writes a btsnoop capture (datalink 1002, H4) that Wireshark and tshark open.
+///
+/// Buffered, because a busy scan produces thousands of records a second: the buffer goes to
+/// the file when it passes `bufferLimit`, when a record arrives more than `flushInterval`
+/// after the last write, on `flush()` and on `close()`. A crash loses at most that much.
+public final class BTSnoopWriter {
+    public let path: String
+    public var bufferLimit = 64 * 1024
+    public var flushInterval: Duration = .seconds(1)
+    private let clock: any MonotonicClock
+    private var fileDescriptor: Int32 = -1
+    private var buffer: [UInt8] = []
+    private var lastFlush: Instant
+    public private(set) var recordCount = 0
+
+    /// Creates (or truncates) the file and writes its header.
+    public init(path: String, clock: any MonotonicClock = SystemClock()) throws(TransportError) {
+        self.path = path
+        self.clock = clock
+        lastFlush = clock.now
+        fileDescriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fileDescriptor >= 0 else { throw .captureFile(path: path, errno: errno) }
+        buffer.reserveCapacity(bufferLimit + 4096)
+        buffer.append(contentsOf: BTSnoop.fileHeader(datalink: .h4))
+        try flush()
+    }
+
+    deinit { try? close() }
+
+    public var isOpen: Bool { fileDescriptor >= 0 }
+
+    public func write(_ record: BTSnoop.Record) throws(TransportError) {
+        guard isOpen else { throw .captureFile(path: path, errno: EBADF) }
+        buffer.append(contentsOf: BTSnoop.encodeRecord(record))
+        recordCount += 1
+        if buffer.count >= bufferLimit || clock.now - lastFlush >= flushInterval {
+            try flush()
+        }
+    }
+
+    public func flush() throws(TransportError) {
+        guard isOpen else { return }
+        lastFlush = clock.now
+        var offset = 0
+        defer { buffer.removeFirst(offset) }
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { bytes in
+                Glibc.write(fileDescriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw .captureFile(path: path, errno: errno)
+            }
+            offset += written
+        }
+    }
+
+    public func close() throws(TransportError) {
+        guard isOpen else { return }
+        defer {
+            _ = Glibc.close(fileDescriptor)
+            fileDescriptor = -1
+            buffer = []
+        }
+        try flush()
+    }
+}

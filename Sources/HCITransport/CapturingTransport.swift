@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HCI
+
+/// `--capture FILE`: wraps any transport and writes every packet, both directions, to a
+/// btsnoop file with wall-clock timestamps.
+///
+/// A capture is a diagnostic: if writing it fails (disk full), capturing stops and the
+/// error is kept in `captureError`, but the gateway keeps talking to its controller.
+public final class CapturingTransport: HCITransport {
+    public let inner: any HCITransport
+    public let path: String
+    private var writer: BTSnoopWriter?
+    private let timestampMicroseconds: () -> Int64
+    /// Why capturing stopped, if it did.
+    public private(set) var captureError: TransportError?
+
+    /// - Parameter timestampMicroseconds: wall-clock time of a record; the system's
+    ///   CLOCK_REALTIME unless a test pins it.
+    public init(
+        wrapping inner: any HCITransport,
+        path: String,
+        timestampMicroseconds: @escaping () -> Int64 = CapturingTransport.realtimeMicroseconds
+    ) {
+        self.inner = inner
+        self.path = path
+        self.timestampMicroseconds = timestampMicroseconds
+    }
+
+    public static func realtimeMicroseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1000
+    }
+
+    public var name: String { inner.name }
+    public var isOpen: Bool { inner.isOpen }
+    public var fileDescriptor: Int32? { inner.fileDescriptor }
+    public var hasPendingInput: Bool { inner.hasPendingInput }
+    public var hasPendingOutput: Bool { inner.hasPendingOutput }
+    public var framingErrors: Int { inner.framingErrors }
+    public var isExhausted: Bool { inner.isExhausted }
+    /// Records written to the capture so far.
+    public var capturedRecordCount: Int { writer?.recordCount ?? 0 }
+
+    /// Opens the capture file (truncating it), then the transport. A capture that cannot be
+    /// created is an error here, before anything runs.
+    public func open() throws(TransportError) {
+        guard !inner.isOpen else { return }
+        if writer == nil {
+            writer = try BTSnoopWriter(path: path)
+            captureError = nil
+        }
+        try inner.open()
+    }
+
+    /// Closes the transport and flushes and closes the capture.
+    public func close() {
+        inner.close()
+        do {
+            try writer?.close()
+        } catch {
+            captureError = error
+        }
+        writer = nil
+    }
+
+    public func receive() throws(TransportError) -> [HCIPacket] {
+        let packets = try inner.receive()
+        for packet in packets { record(packet, .controllerToHost) }
+        return packets
+    }
+
+    /// Records the packet once the transport accepted it (queued counts as accepted).
+    public func send(_ packet: HCIPacket) throws(TransportError) {
+        try inner.send(packet)
+        record(packet, .hostToController)
+    }
+
+    public func flush() throws(TransportError) {
+        try inner.flush()
+    }
+
+    /// Pushes buffered records to the file; for a periodic timer, so an idle capture is
+    /// still complete on disk.
+    public func flushCapture() {
+        do {
+            try writer?.flush()
+        } catch {
+            stopCapturing(error)
+        }
+    }
+
+    private func record(_ packet: HCIPacket, _ direction: BTSnoop.Direction) {
+        guard let writer else { return }
+        do {
+            try writer.write(BTSnoop.Record(direction: direction, packet: packet, timestampMicroseconds: timestampMicroseconds()))
+        } catch {
+            stopCapturing(error)
+        }
+    }
+
+    private func stopCapturing(_ error: TransportError) {
+        captureError = error
+        try? writer?.close()
+        writer = nil
+    }
+}

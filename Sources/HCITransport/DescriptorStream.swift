@@ -1,0 +1,144 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HCI
+
+/// The non-blocking descriptor I/O shared by the `hciN`, `tcp:` and `serial:` transports:
+/// reads through one `H4Framer`, and a bounded queue of outgoing packets.
+///
+/// Packets are written one write(2) per packet because the user-channel socket takes each
+/// write as exactly one packet; on stream descriptors a partial write continues where it
+/// stopped.
+final class DescriptorStream {
+    enum Kind {
+        /// send(2) with MSG_NOSIGNAL, so a peer that went away is an error, not SIGPIPE.
+        case socket
+        /// write(2): ttys are not sockets.
+        case device
+    }
+
+    static let readBufferSize = 64 * 1024
+    /// Enough for hundreds of commands; reaching it means the controller stopped reading.
+    static let maximumQueuedBytes = 64 * 1024
+    /// Reads per `receive()`, so a flooding controller cannot starve the rest of the loop.
+    static let maximumReadsPerReceive = 16
+
+    let kind: Kind
+    private(set) var fileDescriptor: Int32 = -1
+    private var framer = H4Framer()
+    private(set) var framingErrors = 0
+    private var readBuffer: [UInt8]
+    private var outgoing: [[UInt8]] = []
+    private var outgoingOffset = 0
+    private var queuedBytes = 0
+    private var peerClosed = false
+
+    init(kind: Kind) {
+        self.kind = kind
+        readBuffer = [UInt8](repeating: 0, count: Self.readBufferSize)
+    }
+
+    deinit { close() }
+
+    var isOpen: Bool { fileDescriptor >= 0 }
+    var hasPendingOutput: Bool { !outgoing.isEmpty }
+
+    func attach(_ fileDescriptor: Int32) {
+        close()
+        self.fileDescriptor = fileDescriptor
+        framer.reset()
+        framingErrors = 0
+        peerClosed = false
+    }
+
+    func close() {
+        if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+        fileDescriptor = -1
+        outgoing.removeAll()
+        outgoingOffset = 0
+        queuedBytes = 0
+        framer.reset()
+    }
+
+    func receive() throws(TransportError) -> [HCIPacket] {
+        guard isOpen else { throw .notOpen }
+        if peerClosed { throw .closed }
+        var reads = 0
+        readLoop: while reads < Self.maximumReadsPerReceive {
+            let count = readBuffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                reads += 1
+                framer.append(readBuffer[0 ..< count])
+                continue
+            }
+            if count == 0 {
+                // Deliver what arrived before the end; the next call reports it.
+                peerClosed = true
+                break
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: break readLoop
+            // A tty whose other side went away (USB unplugged, pty closed) says EIO.
+            case ECONNRESET, EIO, ENODEV, ENXIO: peerClosed = true; break readLoop
+            case let error: throw .io(call: "read", errno: error)
+            }
+        }
+        let packets = drainFramer()
+        if packets.isEmpty && peerClosed { throw .closed }
+        return packets
+    }
+
+    private func drainFramer() -> [HCIPacket] {
+        var packets: [HCIPacket] = []
+        while true {
+            do {
+                guard let packet = try framer.nextPacket() else { return packets }
+                packets.append(packet)
+            } catch {
+                framingErrors += 1
+            }
+        }
+    }
+
+    func send(_ packet: HCIPacket) throws(TransportError) {
+        guard isOpen else { throw .notOpen }
+        let bytes = packet.h4Bytes
+        if queuedBytes + bytes.count > Self.maximumQueuedBytes {
+            // Try to make room before refusing.
+            try flush()
+            guard queuedBytes + bytes.count <= Self.maximumQueuedBytes else { throw .sendQueueFull(bytes: queuedBytes) }
+        }
+        outgoing.append(bytes)
+        queuedBytes += bytes.count
+        try flush()
+    }
+
+    func flush() throws(TransportError) {
+        guard isOpen else { throw .notOpen }
+        while let first = outgoing.first {
+            let remaining = first.count - outgoingOffset
+            let written = first.withUnsafeBytes { buffer in
+                let start = buffer.baseAddress.map { $0 + outgoingOffset }
+                return switch kind {
+                case .socket: Glibc.send(fileDescriptor, start, remaining, Int32(MSG_NOSIGNAL))
+                case .device: write(fileDescriptor, start, remaining)
+                }
+            }
+            if written < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN, EWOULDBLOCK, ENOBUFS: return
+                case EPIPE, ECONNRESET, EIO, ENODEV, ENXIO: throw .closed
+                case let error: throw .io(call: kind == .socket ? "send" : "write", errno: error)
+                }
+            }
+            outgoingOffset += written
+            queuedBytes -= written
+            if outgoingOffset >= first.count {
+                outgoing.removeFirst()
+                outgoingOffset = 0
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import HCI
+
+/// A way to reach a Bluetooth controller: it carries H4-framed HCI packets both ways.
+///
+/// Every transport is non-blocking once open and is driven by the event loop: when
+/// `fileDescriptor` is readable (or, for a transport without one, while `hasPendingInput`),
+/// call `receive()`. `TransportDriver` does exactly that. Not thread-safe: use it on the
+/// loop's thread.
+public protocol HCITransport: AnyObject {
+    /// How it was named in the configuration, for logs: `hci0`, `tcp:127.0.0.1:9000`.
+    var name: String { get }
+    var isOpen: Bool { get }
+
+    /// Connects to the controller. Opening an open transport is an error-free no-op.
+    func open() throws(TransportError)
+    /// Gives the controller back (for `hciN`, the kernel takes it over again).
+    func close()
+
+    /// The descriptor to wait on for readability; `nil` for a transport without one
+    /// (btsnoop replay), which is polled through `hasPendingInput` instead.
+    var fileDescriptor: Int32? { get }
+    /// `true` while `receive()` would return packets without waiting for a descriptor.
+    var hasPendingInput: Bool { get }
+
+    /// The packets that are available now (possibly none); never blocks.
+    ///
+    /// Bytes that cannot be framed are skipped and counted in `framingErrors`; throws only
+    /// when the connection itself failed (`.closed`, `.io`).
+    func receive() throws(TransportError) -> [HCIPacket]
+
+    /// Queues the packet and writes as much as the controller takes now. Whatever it did not
+    /// take stays queued (`hasPendingOutput`) and goes out with the next `send` or `flush`.
+    func send(_ packet: HCIPacket) throws(TransportError)
+    var hasPendingOutput: Bool { get }
+    /// Writes queued output; call when the descriptor is writable again.
+    func flush() throws(TransportError)
+
+    /// Bytes or packets the framer had to skip since `open()`.
+    var framingErrors: Int { get }
+    /// `true` when the transport has nothing more to give, ever (a replay that ended).
+    var isExhausted: Bool { get }
+}

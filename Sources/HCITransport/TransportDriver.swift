@@ -1,0 +1,97 @@
+import EventLoop
+import HCI
+
+/// Connects an open transport to the event loop: received packets, failures and the end of
+/// a replay become callbacks, and output that did not fit goes out when the descriptor is
+/// writable again.
+///
+/// Transports with a descriptor are read when it is readable; one without (btsnoop replay)
+/// is a pending source, read on every turn while it has input.
+public final class TransportDriver {
+    public let transport: any HCITransport
+    private let loop: EventLoop
+    private let onPackets: ([HCIPacket]) -> Void
+    private let onFailure: (TransportError) -> Void
+    private let onExhausted: () -> Void
+    private var registration: EventLoop.Registration?
+    private var waitingForWritable = false
+
+    public init(
+        transport: any HCITransport,
+        loop: EventLoop,
+        onPackets: @escaping ([HCIPacket]) -> Void,
+        onFailure: @escaping (TransportError) -> Void,
+        onExhausted: @escaping () -> Void = {}
+    ) {
+        self.transport = transport
+        self.loop = loop
+        self.onPackets = onPackets
+        self.onFailure = onFailure
+        self.onExhausted = onExhausted
+    }
+
+    public var isStarted: Bool { registration != nil }
+
+    /// Starts delivering; the transport must be open.
+    public func start() {
+        guard registration == nil else { return }
+        if let fd = transport.fileDescriptor {
+            registration = loop.register(fileDescriptor: fd) { [unowned self] in self.readable() }
+        } else {
+            let transport = transport
+            registration = loop.registerPendingSource(hasWork: { transport.hasPendingInput }) { [unowned self] in
+                self.readable()
+            }
+        }
+    }
+
+    /// Stops delivering; does not close the transport.
+    public func stop() {
+        if let registration { loop.unregister(registration) }
+        registration = nil
+        waitingForWritable = false
+    }
+
+    /// Sends through the transport, and waits for writability if it had to queue.
+    public func send(_ packet: HCIPacket) throws(TransportError) {
+        try transport.send(packet)
+        armWritableIfNeeded()
+    }
+
+    private func readable() {
+        do {
+            let packets = try transport.receive()
+            if !packets.isEmpty { onPackets(packets) }
+            if transport.isExhausted, registration != nil {
+                stop()
+                onExhausted()
+            }
+        } catch {
+            fail(error)
+        }
+    }
+
+    private func armWritableIfNeeded() {
+        guard transport.hasPendingOutput, !waitingForWritable, let registration else { return }
+        waitingForWritable = true
+        loop.setWritableCallback(registration) { [unowned self] in self.writable() }
+    }
+
+    private func writable() {
+        do {
+            try transport.flush()
+        } catch {
+            fail(error)
+            return
+        }
+        if !transport.hasPendingOutput, let registration {
+            waitingForWritable = false
+            loop.setWritableCallback(registration, nil)
+        }
+    }
+
+    private func fail(_ error: TransportError) {
+        stop()
+        onFailure(error)
+    }
+}

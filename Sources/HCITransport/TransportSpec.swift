@@ -1,0 +1,98 @@
+/// A parsed `--transport` / `[bluetooth] transport` value (SPEC §2).
+public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
+    /// `hciN`: the kernel's adapter N, through HCI_CHANNEL_USER.
+    case userChannel(index: Int)
+    /// `tcp:HOST:PORT`, `tcp:[IPv6]:PORT`: H4 over TCP.
+    case tcp(host: String, port: UInt16)
+    /// `serial:PATH` or `serial:PATH@BAUD`: H4 over a UART.
+    case serial(path: String, baud: Int)
+    /// `btsnoop:FILE`: replay a capture.
+    case btsnoop(path: String)
+
+    public static let validForms =
+        "hciN (e.g. hci0), tcp:HOST:PORT (e.g. tcp:127.0.0.1:9000 or tcp:[::1]:9000), "
+        + "serial:PATH[@BAUD] (e.g. serial:/dev/ttyACM0@1000000) or btsnoop:FILE"
+
+    /// hci_dev is 16 bits and 0xFFFF means "no device".
+    static let maximumAdapterIndex = 0xFFFE
+
+    public init(parsing text: String) throws(TransportError) {
+        func invalid(_ reason: String) -> TransportError { .invalidSpec(text, reason: reason) }
+
+        if let rest = text.dropPrefix("tcp:") {
+            let host: Substring
+            let portText: Substring
+            if rest.hasPrefix("[") {
+                guard let close = rest.firstIndex(of: "]") else { throw invalid("missing ] after the IPv6 address") }
+                host = rest[rest.index(after: rest.startIndex) ..< close]
+                let after = rest[rest.index(after: close)...]
+                guard after.hasPrefix(":") else { throw invalid("missing :PORT after ]") }
+                portText = after.dropFirst()
+            } else {
+                guard let colon = rest.lastIndex(of: ":") else { throw invalid("missing :PORT") }
+                host = rest[..<colon]
+                portText = rest[rest.index(after: colon)...]
+                if host.contains(":") { throw invalid("write an IPv6 address in brackets, as in tcp:[::1]:9000") }
+            }
+            guard !host.isEmpty else { throw invalid("missing HOST") }
+            guard let port = Self.decimal(portText), (1 ... 65535).contains(port) else {
+                throw invalid("PORT must be a number from 1 to 65535")
+            }
+            self = .tcp(host: String(host), port: UInt16(port))
+        } else if let rest = text.dropPrefix("serial:") {
+            var path = rest
+            var baud = SerialBaudRate.default
+            if let at = rest.lastIndex(of: "@") {
+                path = rest[..<at]
+                guard let value = Self.decimal(rest[rest.index(after: at)...]) else { throw invalid("BAUD must be a number") }
+                guard SerialBaudRate.speed(for: value) != nil else { throw .unsupportedBaudRate(value) }
+                baud = value
+            }
+            guard !path.isEmpty else { throw invalid("missing the device PATH") }
+            self = .serial(path: String(path), baud: baud)
+        } else if let rest = text.dropPrefix("btsnoop:") {
+            guard !rest.isEmpty else { throw invalid("missing the FILE") }
+            self = .btsnoop(path: String(rest))
+        } else if let rest = text.dropPrefix("hci") {
+            guard let index = Self.decimal(rest), index <= Self.maximumAdapterIndex else {
+                throw invalid("an adapter is hci followed by its number")
+            }
+            self = .userChannel(index: index)
+        } else {
+            throw invalid("unknown kind")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .userChannel(let index): "hci\(index)"
+        case .tcp(let host, let port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        case .serial(let path, let baud): "serial:\(path)@\(baud)"
+        case .btsnoop(let path): "btsnoop:\(path)"
+        }
+    }
+
+    /// Digits only (no sign, no spaces), at most 7 of them, so the value cannot overflow.
+    private static func decimal(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 7, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        return Int(text)
+    }
+}
+
+/// Creates the transport a spec names, closed: call `open()` on it.
+public func makeTransport(_ spec: TransportSpec) throws(TransportError) -> any HCITransport {
+    switch spec {
+    case .userChannel(let index): UserChannelTransport(index: index)
+    case .tcp(let host, let port): TCPTransport(host: host, port: port)
+    case .serial(let path, let baud): try SerialTransport(path: path, baud: baud)
+    case .btsnoop(let path): BTSnoopReplayTransport(path: path)
+    }
+}
+
+extension String {
+    fileprivate func dropPrefix(_ prefix: String) -> Substring? {
+        hasPrefix(prefix) ? self[index(startIndex, offsetBy: prefix.count)...] : nil
+    }
+}

@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CBluetooth
+import EventLoop
+
+/// The system calls that open an HCI user channel, each failure mapped to its cause.
+enum UserChannelSocket {
+    static func open(index: Int, busyRetries: Int, retryDelay: Duration) throws(TransportError) -> Int32 {
+        guard (0 ... TransportSpec.maximumAdapterIndex).contains(index) else { throw .noSuchAdapter(index: index) }
+        try bringDown(index: index)
+
+        let fd = try makeSocket(index: index)
+        var address = sockaddr_hci()
+        address.hci_family = sa_family_t(AF_BLUETOOTH)
+        address.hci_dev = UInt16(index)
+        address.hci_channel = UInt16(HCI_CHANNEL_USER)
+
+        var attempt = 0
+        while true {
+            let result = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
+                }
+            }
+            if result == 0 { return fd }
+            let error = errno
+            // Right after HCIDEVDOWN the kernel may still be closing the device.
+            if error == EBUSY && attempt < busyRetries {
+                attempt += 1
+                sleep(for: retryDelay)
+                continue
+            }
+            if error == EINTR { continue }
+            _ = close(fd)
+            throw TransportError.userChannel(index: index, step: .bind, errno: error)
+        }
+    }
+
+    private static func makeSocket(index: Int) throws(TransportError) -> Int32 {
+        let type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
+        let fd = socket(AF_BLUETOOTH, type, BTPROTO_HCI)
+        guard fd >= 0 else { throw TransportError.userChannel(index: index, step: .socket, errno: errno) }
+        return fd
+    }
+
+    /// The user channel can only be bound to a device that is down, so take it down first
+    /// (through a separate, unbound socket, as hciconfig does).
+    private static func bringDown(index: Int) throws(TransportError) {
+        let control = try makeSocket(index: index)
+        defer { _ = close(control) }
+        while ioctl(control, cbt_hcidevdown(), CInt(index)) < 0 {
+            let error = errno
+            if error == EINTR { continue }
+            // EALREADY: it was down already, which is what we wanted.
+            if error == EALREADY { return }
+            throw TransportError.userChannel(index: index, step: .bringDown, errno: error)
+        }
+    }
+
+    private static func sleep(for duration: Duration) {
+        let nanoseconds = max(0, duration.nanosecondsClamped)
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) < 0 && errno == EINTR { request = remaining }
+    }
+}

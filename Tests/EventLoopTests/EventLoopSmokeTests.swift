@@ -1,6 +1,0 @@
-import XCTest
-@testable import EventLoop
-
-final class EventLoopSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}

@@ -1,6 +1,0 @@
-import XCTest
-@testable import HCITransport
-
-final class HCITransportSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
