@@ -130,7 +130,11 @@ public struct AdvertisementSummary: Hashable, Sendable {
         }
         identity.name = localName
         identity.serviceUUIDs = serviceUUIDs
-        identity.manufacturer = manufacturerData.first?.company
+        // An iBeacon's manufacturer data is the iBeacon; naming Apple as well would only
+        // repeat it (SPEC §12's example shows the iBeacon alone).
+        identity.manufacturer = manufacturerData.first(where: { data in
+            !(iBeacon != nil && data.company == .apple && data.data.first == IBeacon.typeIBeacon)
+        })?.company
         return identity
     }
 }
