@@ -1,0 +1,56 @@
+import Crypto
+import HCI
+import _CryptoExtras
+
+/// An identity resolving key: recognises the resolvable private addresses a device
+/// generates with it (Core Specification Vol 3 Part H §2.2.2, Vol 6 Part B §1.3.2.2).
+public struct IdentityResolvingKey: Hashable, Sendable {
+    /// The 16 key bytes, most significant first, as configuration files write them.
+    public let bytes: [UInt8]
+
+    /// Nil unless exactly 16 bytes.
+    public init?(_ bytes: [UInt8]) {
+        guard bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// The random address hash function ah(k, r) = e(k, r') mod 2^24, r' = 13 zero
+    /// octets ‖ r. The Core spec's `e` is AES-128 with the most significant octet of key
+    /// and plaintext first, which is exactly AES's own byte order: the prand's most
+    /// significant octet goes to block[13], and the hash is the last three output octets.
+    public func ah(_ prand: UInt32) -> UInt32 {
+        var block = [UInt8](repeating: 0, count: 16)
+        block[13] = UInt8(truncatingIfNeeded: prand >> 16)
+        block[14] = UInt8(truncatingIfNeeded: prand >> 8)
+        block[15] = UInt8(truncatingIfNeeded: prand)
+        // Only fails for a wrong key or block size, both fixed at 16 here; a failure
+        // must still not resolve anything, hence the impossible hash.
+        // `SymmetricKey` is not Sendable in this swift-crypto, so it is made per call; that
+        // is fine because the resolution cache keeps this off the per-report path.
+        guard (try? AES.permute(&block, key: SymmetricKey(data: bytes))) != nil else { return UInt32.max }
+        return UInt32(block[13]) << 16 | UInt32(block[14]) << 8 | UInt32(block[15])
+    }
+
+    /// Whether `address` (already known to be a resolvable private address) was
+    /// generated with this key: its top 24 bits are prand, its low 24 bits the hash.
+    public func resolves(_ address: BluetoothAddress) -> Bool {
+        let prand = UInt32(truncatingIfNeeded: address.rawValue >> 24) & 0xFF_FFFF
+        let hash = UInt32(truncatingIfNeeded: address.rawValue) & 0xFF_FFFF
+        return ah(prand) == hash
+    }
+
+    /// A resolvable private address for this key from 22 random bits (the top two bits
+    /// are forced to 0b01). For tests, simulations and the demo tag.
+    public func resolvablePrivateAddress(random: UInt32) -> BluetoothAddress {
+        let prand = (random & 0x3F_FFFF) | 0x40_0000
+        return BluetoothAddress(rawValue: UInt64(prand) << 24 | UInt64(ah(prand)))
+    }
+}
+
+extension BluetoothAddress {
+    /// Whether a report's address could be a resolvable private address: random type and
+    /// top bits 0b01. Public and static addresses never go through IRK resolution.
+    public func isResolvablePrivate(type: AddressType) -> Bool {
+        type == .randomDevice && randomAddressKind == .resolvablePrivate
+    }
+}

@@ -1,0 +1,175 @@
+import HCI
+
+/// One configured tag: who carries it and how it is recognised (SPEC §3, §11).
+public struct ConfiguredTag: Hashable, Sendable {
+    public var tagId: String
+    public var personId: String
+    public var identities: [TagIdentity]
+
+    public init(tagId: String, personId: String, identities: [TagIdentity]) {
+        self.tagId = tagId
+        self.personId = personId
+        self.identities = identities
+    }
+}
+
+/// A report recognised as coming from a configured tag.
+public struct TagMatch: Hashable, Sendable {
+    /// Index into the matcher's `tags`: the cheap key for per-tag state downstream.
+    public var tagIndex: Int
+    public var tagId: String
+    public var personId: String
+    /// Which of the tag's identities recognised the report.
+    public var matchedBy: MatchedIdentity
+
+    public enum MatchedIdentity: Hashable, Sendable {
+        case address, iBeacon, eddystoneUID, irk
+    }
+}
+
+/// Recognises configured tags in advertising reports.
+///
+/// Everything is keyed by integers (address, packed iBeacon and Eddystone ids) so that
+/// the 90 % of reports that come from other devices are rejected with a few hash
+/// lookups, without allocating. Only resolvable private addresses that no earlier rule
+/// matched cost AES, and only once per address thanks to `ResolvedAddressCache`.
+public struct TagMatcher: Sendable {
+    public private(set) var tags: [ConfiguredTag]
+    private var byAddress: [UInt64: Int32] = [:]
+    private var byIBeacon: [IBeaconKey: Int32] = [:]
+    private var byEddystoneUID: [EddystoneUID: Int32] = [:]
+    private var irks: [IRKEntry] = []
+    private var cache: ResolvedAddressCache
+    public private(set) var counters = Counters()
+    /// Identities listed under more than one tag; the first tag keeps them.
+    public private(set) var conflicts: [Conflict] = []
+
+    struct IRKEntry: Hashable, Sendable {
+        var key: IdentityResolvingKey
+        var tagIndex: Int32
+    }
+
+    public struct Counters: Hashable, Sendable {
+        public var reports = 0
+        public var matched = 0
+        /// RPA look-ups answered from the cache, and those that needed AES.
+        public var resolutionCacheHits = 0
+        public var resolutionCacheMisses = 0
+        public var malformed = AdvertisingDataCounters()
+    }
+
+    public struct Conflict: Hashable, Sendable {
+        public var identity: TagIdentity
+        public var keptTagId: String
+        public var ignoredTagId: String
+    }
+
+    public init(tags: [ConfiguredTag], resolutionCacheCapacity: Int = 4096) {
+        self.tags = []
+        cache = ResolvedAddressCache(capacity: resolutionCacheCapacity)
+        reconfigure(tags: tags)
+    }
+
+    /// Replaces the configured tags (configuration reload). Cached RPA resolutions are
+    /// dropped when the IRKs or the tags they belong to changed, and kept otherwise.
+    public mutating func reconfigure(tags newTags: [ConfiguredTag]) {
+        let previousIRKs = irks
+        tags = newTags
+        byAddress = [:]
+        byIBeacon = [:]
+        byEddystoneUID = [:]
+        irks = []
+        conflicts = []
+        var owners: [TagIdentity: Int] = [:]
+        for (index, tag) in newTags.enumerated() {
+            let index32 = Int32(clamping: index)
+            for identity in tag.identities {
+                if let owner = owners[identity] {
+                    if owner != index {
+                        conflicts.append(Conflict(identity: identity, keptTagId: newTags[owner].tagId, ignoredTagId: tag.tagId))
+                    }
+                    continue
+                }
+                owners[identity] = index
+                switch identity {
+                case let .address(address):
+                    byAddress[address.rawValue] = index32
+                case let .iBeacon(uuid, major, minor):
+                    guard let uuid = UUID128(bigEndianBytes: uuid) else { continue }
+                    byIBeacon[IBeaconKey(uuid: uuid, major: major, minor: minor)] = index32
+                case let .eddystoneUID(namespace, instance):
+                    guard let uid = EddystoneUID(namespace: namespace, instance: instance) else { continue }
+                    byEddystoneUID[uid] = index32
+                case let .irk(bytes):
+                    guard let key = IdentityResolvingKey(bytes) else { continue }
+                    irks.append(IRKEntry(key: key, tagIndex: index32))
+                }
+            }
+        }
+        if irks != previousIRKs { cache.removeAll() }
+    }
+
+    /// Decodes just enough of `data` to match, counting malformed data.
+    public mutating func match(address: BluetoothAddress, addressType: AddressType, data: ArraySlice<UInt8>) -> TagMatch? {
+        match(address: address, addressType: addressType, keys: AdvertisementKeys(scanning: data))
+    }
+
+    public mutating func match(address: BluetoothAddress, addressType: AddressType, data: [UInt8]) -> TagMatch? {
+        match(address: address, addressType: addressType, data: data[...])
+    }
+
+    /// Matches with keys the caller already extracted (e.g. because `scan` also keeps
+    /// statistics from them). Order: address, iBeacon, Eddystone-UID, IRK.
+    public mutating func match(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> TagMatch? {
+        counters.reports &+= 1
+        counters.malformed.record(keys.malformations)
+        guard let (index, kind) = lookup(address: address, addressType: addressType, keys: keys) else { return nil }
+        counters.matched &+= 1
+        let tag = tags[Int(index)]
+        return TagMatch(tagIndex: Int(index), tagId: tag.tagId, personId: tag.personId, matchedBy: kind)
+    }
+
+    private mutating func lookup(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> (Int32, TagMatch.MatchedIdentity)? {
+        if !byAddress.isEmpty, Self.hasStableAddress(address, addressType), let index = byAddress[address.rawValue] {
+            return (index, .address)
+        }
+        if let beacon = keys.iBeacon, let index = byIBeacon[beacon.key] {
+            return (index, .iBeacon)
+        }
+        if let uid = keys.eddystoneUID, let index = byEddystoneUID[uid] {
+            return (index, .eddystoneUID)
+        }
+        if !irks.isEmpty, address.isResolvablePrivate(type: addressType), let index = resolve(address) {
+            return (index, .irk)
+        }
+        return nil
+    }
+
+    /// Public and static random addresses identify a device; private ones rotate and
+    /// would only match by accident.
+    static func hasStableAddress(_ address: BluetoothAddress, _ type: AddressType) -> Bool {
+        switch type {
+        case .publicDevice, .publicIdentity, .randomIdentity: true
+        case .randomDevice: address.randomAddressKind == .staticRandom
+        default: false
+        }
+    }
+
+    private mutating func resolve(_ address: BluetoothAddress) -> Int32? {
+        if let cached = cache.lookup(address) {
+            counters.resolutionCacheHits &+= 1
+            if case let .tag(index) = cached { return Int32(index) }
+            return nil
+        }
+        counters.resolutionCacheMisses &+= 1
+        for entry in irks where entry.key.resolves(address) {
+            cache.insert(.tag(Int(entry.tagIndex)), for: address)
+            return entry.tagIndex
+        }
+        cache.insert(.unresolved, for: address)
+        return nil
+    }
+
+    /// Resolution results currently cached (bounded by the cache's capacity).
+    public var cachedResolutions: Int { cache.count }
+}

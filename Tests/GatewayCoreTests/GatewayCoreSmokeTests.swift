@@ -1,6 +1,0 @@
-import XCTest
-@testable import GatewayCore
-
-final class GatewayCoreSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
