@@ -1,0 +1,141 @@
+"""Fixtures shared by the world self-tests and the binary's integration tests.
+
+Run from the repository root:  <venv>/bin/python -m pytest Tests/Integration
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import selectors
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+WORLD_DIR = REPO_ROOT / "Tests" / "World"
+if str(WORLD_DIR) not in sys.path:
+    sys.path.insert(0, str(WORLD_DIR))
+
+READY_TIMEOUT_S = 20.0
+
+
+class WorldProcess:
+    """`python -m bgworld` in a child process; talks to its control channel."""
+
+    def __init__(self, scenario: str | dict = "three-tags", seed: int = 7, extra: list[str] | None = None) -> None:
+        self._scenario_file = None
+        args = [sys.executable, "-m", "bgworld", "--seed", str(seed)]
+        if isinstance(scenario, dict):
+            self._scenario_file = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            json.dump(scenario, self._scenario_file)
+            self._scenario_file.close()
+            args += ["--scenario-file", self._scenario_file.name]
+        else:
+            args += ["--scenario", scenario]
+        args += extra or []
+        env = dict(os.environ, PYTHONPATH=str(WORLD_DIR) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        line = _readline(self.process.stdout, READY_TIMEOUT_S)
+        if not line.startswith("READY "):
+            self.close()
+            raise RuntimeError(f"world did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ''}")
+        fields = dict(part.split("=", 1) for part in line.split()[1:])
+        self.hci_host, hci_port = fields["hci"].rsplit(":", 1)
+        self.hci_port = int(hci_port)
+        control_host, control_port = fields["control"].rsplit(":", 1)
+        self._control = socket.create_connection((control_host, int(control_port)), timeout=10)
+        self._control_file = self._control.makefile("rw", encoding="utf-8", newline="\n")
+
+    @property
+    def transport(self) -> str:
+        return f"tcp:{self.hci_host}:{self.hci_port}"
+
+    def control(self, line: str) -> str:
+        self._control_file.write(line + "\n")
+        self._control_file.flush()
+        reply = self._control_file.readline().strip()
+        if reply.startswith("ERR"):
+            raise AssertionError(f"control {line!r} failed: {reply}")
+        return reply
+
+    def status(self) -> dict:
+        return json.loads(self.control("status"))
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "_control", None):
+                self._control.close()
+        finally:
+            if self.process.poll() is None:
+                self.process.terminate()
+                try:
+                    self.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait()
+            if self._scenario_file is not None:
+                os.unlink(self._scenario_file.name)
+
+
+def _readline(stream, timeout: float) -> str:
+    """One line from a pipe, or "" after `timeout` seconds."""
+    selector = selectors.DefaultSelector()
+    selector.register(stream, selectors.EVENT_READ)
+    try:
+        if not selector.select(timeout):
+            return ""
+        return stream.readline().strip()
+    finally:
+        selector.close()
+
+
+@pytest.fixture
+def world_factory():
+    worlds: list[WorldProcess] = []
+
+    def make(scenario: str | dict = "three-tags", **kwargs) -> WorldProcess:
+        world = WorldProcess(scenario, **kwargs)
+        worlds.append(world)
+        return world
+
+    yield make
+    for world in worlds:
+        world.close()
+
+
+@pytest.fixture
+def three_tags(world_factory) -> WorldProcess:
+    return world_factory("three-tags")
+
+
+def gateway_binary() -> pathlib.Path | None:
+    configured = os.environ.get("BEACON_GATEWAY_BIN")
+    path = pathlib.Path(configured) if configured else REPO_ROOT / ".build" / "debug" / "beacon-gateway"
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+@pytest.fixture
+def gateway_bin() -> pathlib.Path:
+    path = gateway_binary()
+    if path is None:
+        where = os.environ.get("BEACON_GATEWAY_BIN") or str(REPO_ROOT / ".build/debug/beacon-gateway")
+        pytest.skip(f"beacon-gateway binary not found at {where} (build it with `swift build` or set BEACON_GATEWAY_BIN)")
+    return path
+
+
+def wait_until(predicate, timeout: float, what: str, poll: float = 0.05):
+    """Poll a condition (world status, a file) until true; fail with `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(poll)

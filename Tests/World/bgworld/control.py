@@ -1,0 +1,128 @@
+"""Control channel: line-based text over loopback TCP (any number of clients).
+
+Each request is one line; each reply is one line, `OK …`, `ERR …`, or a JSON object
+for `status`. Commands:
+
+  status                      JSON: clients, sessions (packets both ways), tags, uptime
+  stop-controller SECONDS     drop every HCI client and refuse connections for SECONDS
+  hardware-error [CODE]       send HCI Hardware Error (default code 0) to every client
+  set-distance TAG METERS     pin a tag at a distance (overrides its script);
+                              METERS may be "off" (out of range)
+  clear-distance TAG          return the tag to its script
+  mute | unmute               stop / resume all tag advertising
+  help
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+
+from . import hcibytes
+from .server import HciServer
+from .world import World
+
+MAX_LINE = 1024
+
+
+class ControlServer:
+    def __init__(self, world: World, hci_server: HciServer, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.world = world
+        self.hci = hci_server
+        self.host = host
+        self.port = port
+        self._server: asyncio.base_events.Server | None = None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._on_client, self.host, self.port, limit=MAX_LINE * 4)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except (asyncio.LimitOverrunError, ValueError):
+                    writer.write(b"ERR line too long\n")
+                    break
+                if not line:
+                    break
+                reply = self.handle(line.decode("utf-8", "replace").strip())
+                writer.write(reply.encode() + b"\n")
+                await writer.drain()
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            writer.close()
+
+    def handle(self, line: str) -> str:
+        words = line.split()
+        if not words:
+            return "ERR empty command"
+        name, args = words[0].lower(), words[1:]
+        try:
+            if name == "status":
+                return json.dumps(self.status(), separators=(",", ":"))
+            if name == "stop-controller":
+                seconds = _number(args, 0, "SECONDS")
+                if not 0 <= seconds <= 3600:
+                    return "ERR SECONDS must be within 0…3600"
+                self.hci.stop_controller(seconds)
+                return f"OK controller stopped for {seconds:g} s"
+            if name == "hardware-error":
+                code = int(args[0], 0) if args else 0
+                if not 0 <= code <= 255:
+                    return "ERR CODE must be within 0…255"
+                sent = self.hci.broadcast_raw(hcibytes.hardware_error(code))
+                return f"OK hardware error 0x{code:02x} sent to {sent} client(s)"
+            if name == "set-distance":
+                tag = self._tag(args)
+                if len(args) < 2:
+                    return "ERR usage: set-distance TAG METERS"
+                meters = math.inf if args[1].lower() == "off" else float(args[1])
+                if not meters >= 0:
+                    return "ERR METERS must be >= 0 or off"
+                tag.distance_override = meters
+                return f"OK {tag.id} at {args[1]}"
+            if name == "clear-distance":
+                tag = self._tag(args)
+                tag.distance_override = None
+                return f"OK {tag.id} follows its script"
+            if name == "mute":
+                self.world.muted = True
+                return "OK muted"
+            if name == "unmute":
+                self.world.muted = False
+                return "OK unmuted"
+            if name == "help":
+                return "OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, clear-distance TAG, mute, unmute"
+            return f"ERR unknown command {name!r} (try help)"
+        except ValueError as error:
+            return f"ERR {error}"
+
+    def _tag(self, args: list[str]):
+        if not args:
+            raise ValueError("missing TAG")
+        tag = self.world.tags.get(args[0])
+        if tag is None:
+            raise ValueError(f"no tag {args[0]!r} (tags: {', '.join(sorted(self.world.tags))})")
+        return tag
+
+    def status(self) -> dict:
+        result = self.world.status()
+        result.update(self.hci.status())
+        return result
+
+
+def _number(args: list[str], index: int, what: str) -> float:
+    if len(args) <= index:
+        raise ValueError(f"missing {what}")
+    value = float(args[index])
+    if not math.isfinite(value):
+        raise ValueError(f"{what} must be finite")
+    return value

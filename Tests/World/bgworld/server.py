@@ -1,0 +1,185 @@
+"""H4 over TCP: each client is one host session with its own parser and its own
+WorldController on the shared link. A session's controller leaves the link when the
+client goes, so the next client always meets a controller in its power-on state."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import socket
+
+from .controller import WorldController
+from .h4 import H4FramingError, H4Parser
+from .world import World
+
+logger = logging.getLogger(__name__)
+
+READ_CHUNK = 4096
+# Bound on bytes queued to a host that does not read: beyond it the session is dropped
+# (a real controller would drop reports; dropping the client is the visible equivalent).
+MAX_WRITE_BUFFER = 4 * 1024 * 1024
+
+
+class Session:
+    def __init__(self, server: "HciServer", number: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.server = server
+        self.number = number
+        self.reader = reader
+        self.writer = writer
+        self.parser = H4Parser()
+        self.host_to_controller = 0
+        self.controller_to_host = 0
+        self.open = True
+        self.close_reason = ""
+        world = server.world
+        self.controller = WorldController(
+            f"gateway-{number}",
+            world,
+            public_address=f"00:B1:E0:00:00:{number % 256:02X}",
+            rng=random.Random(world.seed * 1_000_003 + number),
+            extended=server.extended,
+        )
+        self.controller.host = self
+
+    # Controller -> host (the controller's TransportSink).
+    def on_packet(self, packet: bytes) -> None:
+        if not self.open:
+            return
+        transport = self.writer.transport
+        if transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+            self.close("host not reading")
+            return
+        self.writer.write(packet)
+        self.controller_to_host += 1
+        self.server.controller_to_host += 1
+
+    async def run(self) -> None:
+        try:
+            while self.open:
+                data = await self.reader.read(READ_CHUNK)
+                if not data:
+                    self.close_reason = self.close_reason or "host closed"
+                    break
+                try:
+                    packets = self.parser.feed(data)
+                except H4FramingError as error:
+                    self.close(str(error))
+                    break
+                for packet in packets:
+                    self.host_to_controller += 1
+                    self.server.host_to_controller += 1
+                    try:
+                        self.controller.on_packet(packet)
+                    except Exception:  # a world bug must not end the host's session
+                        self.controller.errors += 1
+                        logger.exception("session %d: controller failed on %s", self.number, packet.hex())
+        except (ConnectionError, OSError) as error:
+            self.close_reason = self.close_reason or f"connection error: {error}"
+        finally:
+            self.close(self.close_reason or "ended")
+
+    def close(self, reason: str, abort: bool = False) -> None:
+        if not self.open:
+            return
+        self.open = False
+        self.close_reason = reason
+        self.controller.host = None
+        self.controller.le_scan_enable = False
+        self.controller.le_legacy_advertiser.stop()
+        if self.controller in self.server.world.link.controllers:
+            self.server.world.link.remove_controller(self.controller)
+        if abort:
+            self.writer.transport.abort()
+        else:
+            self.writer.close()
+        logger.info("session %d closed: %s", self.number, reason)
+
+    def status(self) -> dict:
+        return {
+            "id": self.number,
+            "open": self.open,
+            "hostToController": self.host_to_controller,
+            "controllerToHost": self.controller_to_host,
+            "reports": self.controller.reports_sent,
+            "errors": self.controller.errors,
+            "pendingBytes": self.parser.pending,
+            "closeReason": self.close_reason,
+        }
+
+
+class HciServer:
+    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0, extended: bool = False) -> None:
+        self.world = world
+        self.host = host
+        self.port = port
+        self.extended = extended
+        self.sessions: list[Session] = []
+        self.host_to_controller = 0
+        self.controller_to_host = 0
+        self._server: asyncio.base_events.Server | None = None
+        self._resume: asyncio.TimerHandle | None = None
+        self._next_session = 1
+
+    @property
+    def accepting(self) -> bool:
+        return self._server is not None
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._on_client, self.host, self.port, reuse_address=True)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            # One H4 packet per write: without NODELAY every command round trip would
+            # wait for Nagle + delayed ACK.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        session = Session(self, self._next_session, reader, writer)
+        self._next_session += 1
+        self.sessions.append(session)
+        logger.info("session %d opened", session.number)
+        await session.run()
+
+    def stop_controller(self, seconds: float) -> None:
+        """The controller vanishes: drop every client, refuse connections for `seconds`."""
+        if self._resume is not None:
+            self._resume.cancel()
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for session in self.sessions:
+            session.close("controller stopped", abort=True)
+        self._resume = self.world.loop.call_later(seconds, lambda: asyncio.ensure_future(self._restart()))
+
+    async def _restart(self) -> None:
+        self._resume = None
+        if self._server is None:
+            await self.start()
+
+    def broadcast_raw(self, packet: bytes) -> int:
+        count = 0
+        for session in self.sessions:
+            if session.open:
+                session.controller.send_raw(packet)
+                count += 1
+        return count
+
+    def status(self) -> dict:
+        return {
+            "accepting": self.accepting,
+            "port": self.port,
+            "clients": sum(1 for s in self.sessions if s.open),
+            "sessions": [s.status() for s in self.sessions],
+            "packets": {"hostToController": self.host_to_controller, "controllerToHost": self.controller_to_host},
+        }
+
+    async def close(self) -> None:
+        if self._resume is not None:
+            self._resume.cancel()
+        if self._server is not None:
+            self._server.close()
+        for session in self.sessions:
+            session.close("world shutting down", abort=True)

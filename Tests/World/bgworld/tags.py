@@ -1,0 +1,215 @@
+"""Virtual tags: what they advertise, where they are, and when they advertise.
+
+A tag is not a Bumble Controller: it only needs to put advertising PDUs on the link at
+the right moments, and Bumble's own advertiser gets the timing wrong (interval_min/1000
+seconds, no advDelay). Timing here follows the Core spec (Vol 6, Part B, 4.4.2.2.1):
+each advertising event starts advInterval + advDelay after the previous one, advDelay
+uniformly random in 0…10 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import dataclasses
+import random
+from typing import Callable
+
+from bumble import hci, ll
+
+from . import ad
+
+ADV_DELAY_MAX_S = 0.010
+FAR_AWAY_M = float("inf")
+
+
+@dataclasses.dataclass
+class Trajectory:
+    """Distance to the door over scenario time: waypoints (t seconds, metres), linear in
+    between, held flat before the first and after the last; `loop` repeats the script
+    with the period of its last waypoint. A distance of null/None in a waypoint means
+    "not here" (out of range)."""
+
+    waypoints: list[tuple[float, float]]
+    loop: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.waypoints:
+            raise ValueError("a trajectory needs at least one waypoint")
+        self.waypoints = sorted((float(t), FAR_AWAY_M if d is None else float(d)) for t, d in self.waypoints)
+        self._times = [t for t, _ in self.waypoints]
+
+    @classmethod
+    def fixed(cls, distance_m: float) -> "Trajectory":
+        return cls([(0.0, distance_m)])
+
+    def distance_at(self, t: float) -> float:
+        points = self.waypoints
+        period = points[-1][0]
+        if self.loop and period > 0:
+            t = t % period
+        i = bisect.bisect_right(self._times, t)
+        if i == 0:
+            return points[0][1]
+        if i >= len(points):
+            return points[-1][1]
+        (t0, d0), (t1, d1) = points[i - 1], points[i]
+        if d0 == FAR_AWAY_M or d1 == FAR_AWAY_M:
+            # Arriving from / leaving to "nowhere" has no midpoint: step at the far end.
+            return d0 if t < t1 else d1
+        if t1 == t0:
+            return d1
+        return d0 + (d1 - d0) * (t - t0) / (t1 - t0)
+
+
+@dataclasses.dataclass
+class Tag:
+    id: str
+    kind: str
+    address: hci.Address
+    advertising_data: bytes
+    interval_s: float
+    connectable: bool
+    trajectory: Trajectory
+    scan_response_data: bytes = b""
+    tx_power_at_1m: float | None = None  # None: the radio model's default
+    identity: dict = dataclasses.field(default_factory=dict)
+    # Set by the control channel: a fixed distance that overrides the trajectory.
+    distance_override: float | None = None
+    pdus_sent: int = 0
+
+    @property
+    def scannable(self) -> bool:
+        # ADV_IND is connectable *and* scannable; ADV_NONCONN_IND is neither.
+        return self.connectable
+
+    def distance_at(self, scenario_t: float) -> float:
+        if self.distance_override is not None:
+            return self.distance_override
+        return self.trajectory.distance_at(scenario_t)
+
+    def pdu(self) -> ll.AdvertisingPdu:
+        if self.connectable:
+            return ll.AdvInd(advertiser_address=self.address, data=self.advertising_data)
+        return ll.AdvNonConnInd(advertiser_address=self.address, data=self.advertising_data)
+
+
+def _address(text: str, address_type: str) -> hci.Address:
+    kind = address_type.lower()
+    if kind == "public":
+        return hci.Address(text, hci.Address.PUBLIC_DEVICE_ADDRESS)
+    if kind in ("random", "static", "static-random"):
+        address = hci.Address(text, hci.Address.RANDOM_DEVICE_ADDRESS)
+        if address.address_bytes[5] & 0xC0 != 0xC0:
+            raise ValueError(f"{text} is not a static random address (top two bits must be 11)")
+        return address
+    raise ValueError(f"address_type must be public or random, not {address_type!r}")
+
+
+def random_static_address(rng: random.Random) -> str:
+    octets = [rng.randrange(256) for _ in range(6)]
+    octets[0] |= 0xC0
+    return ":".join(f"{o:02X}" for o in octets)
+
+
+TAG_KEYS = {
+    "id", "kind", "address", "address_type", "interval_ms", "connectable", "distance",
+    "path", "loop", "tx_power_at_1m", "uuid", "major", "minor", "measured_power",
+    "namespace", "instance", "tx_power_at_0m", "name", "tx_power", "scan_response_name",
+    "company_id", "payload_hex",
+}
+
+
+def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
+    """Build a tag from its scenario description (see bgworld/README.md)."""
+    unknown = set(spec) - TAG_KEYS
+    if unknown:
+        raise ValueError(f"tag {spec.get('id')!r}: unknown keys {sorted(unknown)}")
+    tag_id = str(spec["id"])
+    kind = spec.get("kind", "ibeacon")
+    address = _address(spec.get("address") or random_static_address(rng), spec.get("address_type", "random"))
+    identity: dict = {}
+    if kind == "ibeacon":
+        uuid = str(spec["uuid"]).lower()
+        major, minor = int(spec["major"]), int(spec["minor"])
+        data = ad.ibeacon(uuid, major, minor, int(spec.get("measured_power", -59)))
+        identity["ibeacon"] = f"{uuid}:{major}:{minor}"
+        connectable = bool(spec.get("connectable", False))
+    elif kind == "eddystone-uid":
+        namespace, instance = str(spec["namespace"]).lower(), str(spec["instance"]).lower()
+        data = ad.eddystone_uid(namespace, instance, int(spec.get("tx_power_at_0m", -18)))
+        identity["eddystone_uid"] = f"{namespace}:{instance}"
+        connectable = bool(spec.get("connectable", False))
+    elif kind == "named":
+        name = str(spec["name"])
+        data = ad.named(name, spec.get("tx_power"))
+        identity["name"] = name
+        connectable = bool(spec.get("connectable", True))
+    elif kind == "manufacturer":
+        data = ad.manufacturer(int(spec["company_id"]), bytes.fromhex(spec.get("payload_hex", "")))
+        identity["manufacturer"] = int(spec["company_id"])
+        connectable = bool(spec.get("connectable", False))
+    else:
+        raise ValueError(f"tag {tag_id!r}: kind must be ibeacon, eddystone-uid, named or manufacturer")
+    if len(data) > ad.LEGACY_ADV_DATA_MAX:
+        raise ValueError(f"tag {tag_id!r}: advertising data is {len(data)} bytes, legacy limit is 31")
+
+    scan_response = b""
+    if "scan_response_name" in spec:
+        scan_response = ad.structure(ad.AD_COMPLETE_LOCAL_NAME, str(spec["scan_response_name"]).encode())
+
+    if "path" in spec:
+        trajectory = Trajectory([(float(t), d) for t, d in spec["path"]], loop=bool(spec.get("loop", False)))
+    else:
+        trajectory = Trajectory.fixed(float(spec.get("distance", 1.0)))
+    interval_ms = float(spec.get("interval_ms", 100))
+    if not 20 <= interval_ms <= 10_485_759.375:
+        raise ValueError(f"tag {tag_id!r}: interval_ms must be within 20…10485759.375 (Core spec)")
+    return Tag(
+        id=tag_id,
+        kind=kind,
+        address=address,
+        advertising_data=data,
+        interval_s=interval_ms / 1000.0,
+        connectable=connectable,
+        trajectory=trajectory,
+        scan_response_data=scan_response,
+        tx_power_at_1m=spec.get("tx_power_at_1m"),
+        identity=identity,
+    )
+
+
+class TagAdvertiser:
+    """Drives one tag's advertising events on the event loop.
+
+    Events are scheduled on absolute loop times (previous start + interval + advDelay),
+    so callback latency does not accumulate into a slower rate."""
+
+    def __init__(self, tag: Tag, emit: Callable[[Tag], None], rng: random.Random) -> None:
+        self.tag = tag
+        self._emit = emit
+        self._rng = rng
+        self._handle: asyncio.TimerHandle | None = None
+        self._next: float = 0.0
+
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        # Random phase so that tags configured alike do not advertise in lockstep.
+        self._next = loop.time() + self._rng.uniform(0.0, self.tag.interval_s)
+        self._handle = loop.call_at(self._next, self._fire)
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._emit(self.tag)
+        self._next += self.tag.interval_s + self._rng.uniform(0.0, ADV_DELAY_MAX_S)
+        # If the loop fell far behind (a stalled machine), skip the missed events
+        # rather than bursting them all at once.
+        now = loop.time()
+        if self._next < now - self.tag.interval_s:
+            self._next = now
+        self._handle = loop.call_at(self._next, self._fire)

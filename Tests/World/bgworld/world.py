@@ -1,0 +1,133 @@
+"""The world: one virtual radio (a Bumble LocalLink), the tags on it, the radio model,
+and the statistics the control channel reports."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import time
+
+from bumble import hci
+from bumble.link import LocalLink
+
+from .radio import RadioModel
+from .tags import Tag, TagAdvertiser, tag_from_dict
+
+# A PDU from something that is not a scripted tag (a Bumble Device on the link).
+DEFAULT_PEER_DISTANCE_M = 1.0
+
+
+@dataclasses.dataclass
+class TagStats:
+    pdus: int = 0
+    reports: int = 0
+
+
+class World:
+    def __init__(self, scenario: dict, seed: int = 1, time_scale: float = 1.0) -> None:
+        if time_scale <= 0:
+            raise ValueError("time scale must be positive")
+        self.loop = asyncio.get_running_loop()
+        self.link = LocalLink()
+        self.seed = seed
+        self.time_scale = time_scale
+        self.rng = random.Random(seed)
+        self.radio = RadioModel.from_dict(scenario.get("radio"))
+        self.scenario_name = scenario.get("name", "custom")
+        self.tags: dict[str, Tag] = {}
+        self._by_address: dict[tuple[bytes, int], Tag] = {}
+        for spec in scenario.get("tags", []):
+            self.add_tag(tag_from_dict(spec, self.rng))
+        self.stats: dict[str, TagStats] = {tag_id: TagStats() for tag_id in self.tags}
+        self.other_reports = 0
+        self._advertisers: list[TagAdvertiser] = []
+        self._t0_loop = self.loop.time()
+        self._t0_wall = time.time()
+        self.muted = False
+
+    def add_tag(self, tag: Tag) -> None:
+        if tag.id in self.tags:
+            raise ValueError(f"duplicate tag id {tag.id!r}")
+        key = (bytes(tag.address.address_bytes), int(tag.address.address_type))
+        if key in self._by_address:
+            raise ValueError(f"tag {tag.id!r}: address {tag.address} already used by another tag")
+        self.tags[tag.id] = tag
+        self._by_address[key] = tag
+
+    # -- time --------------------------------------------------------------------
+
+    def uptime(self) -> float:
+        return self.loop.time() - self._t0_loop
+
+    def scenario_time(self) -> float:
+        """Scenario scripts run `time_scale` times faster than real time; advertising
+        intervals do not (so reports/s stay meaningful)."""
+        return self.uptime() * self.time_scale
+
+    # -- advertising ---------------------------------------------------------------
+
+    def start(self) -> None:
+        self._t0_loop = self.loop.time()
+        for tag in self.tags.values():
+            advertiser = TagAdvertiser(tag, self._emit, random.Random(self.rng.random()))
+            advertiser.start()
+            self._advertisers.append(advertiser)
+
+    def stop(self) -> None:
+        for advertiser in self._advertisers:
+            advertiser.stop()
+        self._advertisers.clear()
+
+    def _emit(self, tag: Tag) -> None:
+        if self.muted:
+            return
+        tag.pdus_sent += 1
+        self.stats[tag.id].pdus += 1
+        # As a peer controller would: the link fans the PDU out to every controller
+        # (the tag is not one, so none is skipped as the sender).
+        self.link.send_advertising_pdu(None, tag.pdu())
+
+    # -- what receivers ask --------------------------------------------------------
+
+    def tag_for(self, address: hci.Address) -> Tag | None:
+        return self._by_address.get((bytes(address.address_bytes), int(address.address_type)))
+
+    def distance_of(self, tag: Tag | None) -> float:
+        if tag is None:
+            return DEFAULT_PEER_DISTANCE_M
+        return tag.distance_at(self.scenario_time())
+
+    def rssi_for(self, tag: Tag | None, rng: random.Random) -> int | None:
+        tx = tag.tx_power_at_1m if tag is not None else None
+        return self.radio.sample(self.distance_of(tag), rng, tx)
+
+    def count_reports(self, tag: Tag | None, _address: hci.Address, count: int) -> None:
+        if tag is None:
+            self.other_reports += count
+        else:
+            self.stats[tag.id].reports += count
+
+    def status(self) -> dict:
+        return {
+            "scenario": self.scenario_name,
+            "uptime": round(self.uptime(), 3),
+            "scenarioTime": round(self.scenario_time(), 3),
+            "muted": self.muted,
+            "tags": {
+                tag_id: {
+                    "pdus": self.stats[tag_id].pdus,
+                    "reports": self.stats[tag_id].reports,
+                    "distance": _finite_or_none(self.distance_of(tag)),
+                    "address": str(tag.address),
+                    "identity": tag.identity,
+                    "intervalMs": tag.interval_s * 1000.0,
+                }
+                for tag_id, tag in self.tags.items()
+            },
+            "otherReports": self.other_reports,
+        }
+
+
+def _finite_or_none(value: float) -> float | None:
+    return round(value, 3) if value != float("inf") else None
