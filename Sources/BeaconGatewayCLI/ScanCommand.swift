@@ -1,0 +1,78 @@
+import ArgumentParser
+import Config
+import GatewayCore
+import HCITransport
+
+/// `beacon-gateway scan`: a live view of every advertiser the controller hears.
+struct ScanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scan",
+        abstract: "Show the advertisers in range: address, identity, RSSI, reports/s and matched person.",
+        discussion: """
+        On a terminal the table is refreshed in place, strongest first. With --json one JSON \
+        object per advertiser is printed every second, and a closing line per advertiser \
+        ("final": true) at the end. With a btsnoop: transport the whole capture is processed \
+        and only the closing output is printed.
+        """
+    )
+
+    @Option(name: .long, help: "hciN, tcp:HOST:PORT, serial:PATH[@BAUD] or btsnoop:FILE (default: the configuration's, else hci0).")
+    var transport: String?
+
+    @Option(name: .long, help: "Stop after this many seconds (default: until interrupted).")
+    var seconds: Double?
+
+    @Flag(name: .long, help: "Print JSON lines (SPEC §12) instead of the table.")
+    var json = false
+
+    @Option(name: .long, help: "Configuration file, to show the person and tag each advertiser belongs to.")
+    var config: String?
+
+    @Option(name: .long, help: "Write every HCI packet, both ways, to this btsnoop file (opens in Wireshark/tshark).")
+    var capture: String?
+
+    @Option(name: .long, help: "Fraction of time the radio listens, 0.1…1.0 (for Pis whose Wi-Fi shares the radio).")
+    var duty: Double?
+
+    @Flag(name: .long, help: "Active scanning (ask for scan responses); the default is passive.")
+    var active = false
+
+    func validate() throws {
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be a positive number of seconds, got \(seconds)") }
+        if let duty, !(0.1 ... 1.0).contains(duty) { throw ValidationError("--duty must be between 0.1 and 1.0, got \(duty)") }
+    }
+
+    func run() throws {
+        var configuration: GatewayConfiguration?
+        if let config {
+            do {
+                configuration = try GatewayConfiguration.load(path: config)
+            } catch {
+                printError(error.description)
+                throw GatewayExitCode.configurationError
+            }
+        }
+        let transportText = transport ?? configuration?.bluetooth.transport ?? "hci0"
+        let spec: TransportSpec
+        do {
+            spec = try TransportSpec(parsing: transportText)
+        } catch {
+            printError("--transport: \(error.description)")
+            throw GatewayExitCode.configurationError
+        }
+        let options = ScanSession.Options(
+            transport: spec,
+            seconds: seconds,
+            output: json ? .json : (isTerminal(1) ? .liveTable : .finalTable),
+            capturePath: capture,
+            scan: ScanSession.scanSettings(configuration: configuration, active: active, duty: duty),
+            tags: configuration.map(ScanSession.configuredTags) ?? []
+        )
+        let session = ScanSession(options: options)
+        let outcome = session.run()
+        if case let .failed(message) = outcome {
+            printError("scan: \(message)")
+            throw GatewayExitCode.runtimeFailure
+        }
+    }
+}
