@@ -1,0 +1,86 @@
+import EventLoop
+import Glibc
+import HCI
+import XCTest
+@testable import HCITransport
+
+final class TransportDriverTests: XCTestCase {
+    /// A host that brings a replayed controller up and scans, entirely on the loop: the replay
+    /// is a pending source, so the loop never blocks while it has packets, and stops at its end.
+    func testReplayRunsOnTheLoopToItsEnd() throws {
+        let reports = (1 ... 200).map { Packets.advertisingReport(address: UInt8($0), rssi: -50) }
+        let path = temporaryPath(self, "driver.btsnoop")
+        try writeFile(path, capture(reports.map { (.controllerToHost, $0) }))
+        let transport = BTSnoopReplayTransport(path: path)
+        transport.batchSize = 16
+        try transport.open()
+        let loop = EventLoop()
+        var received: [HCIPacket] = []
+        var ended = false
+        var failure: TransportError?
+        let driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { received += $0 },
+            onFailure: { failure = $0; loop.stop() },
+            onExhausted: { ended = true; loop.stop() })
+        driver.start()
+        loop.schedule(after: .milliseconds(1)) {
+            try? driver.send(Packets.reset)
+            try? driver.send(Packets.setScanEnable(true))
+        }
+        try loop.run()
+        XCTAssertNil(failure)
+        XCTAssertTrue(ended)
+        XCTAssertFalse(driver.isStarted)
+        XCTAssertEqual(received, [Packets.resetComplete, Packets.setScanEnableComplete] + reports)
+    }
+
+    /// A descriptor transport: packets arrive through readability, and a closed peer is a
+    /// failure callback.
+    func testDescriptorTransportDeliversAndReportsClose() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        let loop = EventLoop()
+        var received: [HCIPacket] = []
+        var failure: TransportError?
+        let driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { packets in
+                received += packets
+                if received.count == 2 { close(peer) }
+            },
+            onFailure: { failure = $0; loop.stop() })
+        driver.start()
+        loop.schedule(after: .milliseconds(1)) {
+            _ = try? writeAll(peer, Packets.resetComplete.h4Bytes + Array(Packets.acl.h4Bytes.prefix(3)))
+        }
+        loop.schedule(after: .milliseconds(3)) { _ = try? writeAll(peer, Array(Packets.acl.h4Bytes.dropFirst(3))) }
+        try loop.run()
+        XCTAssertEqual(received, [Packets.resetComplete, Packets.acl])
+        XCTAssertEqual(failure, .closed)
+        transport.close()
+    }
+}
+
+/// The shared descriptor code behind a socketpair, as the fd transports use it.
+private final class SocketPairTransport: HCITransport {
+    private let stream = DescriptorStream(kind: .socket)
+    init(fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        stream.attach(fd)
+    }
+    var name: String { "socketpair" }
+    var isOpen: Bool { stream.isOpen }
+    func open() throws(TransportError) {}
+    func close() { stream.close() }
+    var fileDescriptor: Int32? { stream.isOpen ? stream.fileDescriptor : nil }
+    var hasPendingInput: Bool { false }
+    func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
+    func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
+    var hasPendingOutput: Bool { stream.hasPendingOutput }
+    func flush() throws(TransportError) { try stream.flush() }
+    var framingErrors: Int { stream.framingErrors }
+    var isExhausted: Bool { false }
+}
