@@ -133,6 +133,8 @@ final class DescriptorStream {
                 case let error: throw .io(call: kind == .socket ? "send" : "write", errno: error)
                 }
             }
+            // Nothing taken without an error: try again when the descriptor is writable.
+            if written == 0 { return }
             outgoingOffset += written
             queuedBytes -= written
             if outgoingOffset >= first.count {

@@ -62,6 +62,65 @@ final class TransportDriverTests: XCTestCase {
         XCTAssertEqual(failure, .closed)
         transport.close()
     }
+
+    /// Output the socket did not take (EAGAIN, partial writes) stays queued in order and
+    /// goes out when the loop reports the descriptor writable.
+    func testQueuedOutputDrainsWhenWritable() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        var small: Int32 = 4096
+        setsockopt(ends[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(ends[1], SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer); transport.close() }
+        _ = fcntl(peer, F_SETFL, fcntl(peer, F_GETFL) | O_NONBLOCK)
+
+        let loop = EventLoop()
+        var failure: TransportError?
+        let driver = TransportDriver(transport: transport, loop: loop, onPackets: { _ in }, onFailure: { failure = $0 })
+        driver.start()
+        // Commands of growing size until the socket stops taking them.
+        var expected: [UInt8] = []
+        var index = 0
+        while !transport.hasPendingOutput && index < 10_000 {
+            let packet = HCIPacket(type: .command, payload: [0x01, 0xFC, 200] + [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 200))
+            try driver.send(packet)
+            expected += packet.h4Bytes
+            index += 1
+        }
+        XCTAssertTrue(transport.hasPendingOutput, "the socket never pushed back")
+        for extra in 0 ..< 3 {
+            let packet = HCIPacket(type: .command, payload: [0x03, 0x0C, 1, UInt8(extra)])
+            try driver.send(packet)
+            expected += packet.h4Bytes
+        }
+
+        var received: [UInt8] = []
+        _ = loop.register(fileDescriptor: peer) {
+            var buffer = [UInt8](repeating: 0, count: 1000) // small reads: many partial writes
+            let count = read(peer, &buffer, buffer.count)
+            if count > 0 { received += buffer[0 ..< count] }
+            if received.count >= expected.count { loop.stop() }
+        }
+        try loop.run()
+        XCTAssertNil(failure)
+        XCTAssertEqual(received, expected)
+        XCTAssertFalse(transport.hasPendingOutput)
+    }
+
+    func testAControllerThatStopsReadingFillsTheQueueAndSaysSo() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        defer { close(ends[1]); transport.close() }
+        let packet = HCIPacket(type: .command, payload: [0x01, 0xFC, 250] + [UInt8](repeating: 0, count: 250))
+        var failure: TransportError?
+        for _ in 0 ..< 100_000 where failure == nil {
+            do { try transport.send(packet) } catch { failure = error }
+        }
+        guard case .sendQueueFull? = failure else { return XCTFail("\(String(describing: failure))") }
+    }
 }
 
 /// The shared descriptor code behind a socketpair, as the fd transports use it.
