@@ -6,7 +6,9 @@ import HCI
 /// writable again.
 ///
 /// Transports with a descriptor are read when it is readable; one without (btsnoop replay)
-/// is a pending source, read on every turn while it has input.
+/// is a pending source, read on every turn while it has input. A `CapturingTransport` also
+/// gets its capture flushed every `captureFlushInterval`, so the file on disk is never more
+/// than that behind even when the radio is quiet.
 public final class TransportDriver {
     public let transport: any HCITransport
     private let loop: EventLoop
@@ -15,6 +17,8 @@ public final class TransportDriver {
     private let onExhausted: () -> Void
     private var registration: EventLoop.Registration?
     private var waitingForWritable = false
+    private var captureFlushTimer: EventLoop.TimerHandle?
+    public var captureFlushInterval: Duration = .seconds(1)
 
     public init(
         transport: any HCITransport,
@@ -43,6 +47,15 @@ public final class TransportDriver {
                 self.readable()
             }
         }
+        if transport is CapturingTransport { scheduleCaptureFlush() }
+    }
+
+    private func scheduleCaptureFlush() {
+        captureFlushTimer = loop.schedule(after: captureFlushInterval) { [weak self] in
+            guard let self, let capturing = self.transport as? CapturingTransport else { return }
+            capturing.flushCapture()
+            self.scheduleCaptureFlush()
+        }
     }
 
     /// Stops delivering; does not close the transport.
@@ -50,6 +63,8 @@ public final class TransportDriver {
         if let registration { loop.unregister(registration) }
         registration = nil
         waitingForWritable = false
+        if let captureFlushTimer { loop.cancel(captureFlushTimer) }
+        captureFlushTimer = nil
     }
 
     /// Sends through the transport, and waits for writability if it had to queue.

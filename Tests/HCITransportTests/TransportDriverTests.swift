@@ -63,6 +63,39 @@ final class TransportDriverTests: XCTestCase {
         transport.close()
     }
 
+    /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer.
+    func testDriverFlushesACaptureWhileIdle() throws {
+        let path = temporaryPath(self, "idle.btsnoop")
+        let transport = try XCTUnwrap(try makeTransport(.btsnoop(path: "unused"), capturePath: path) as? CapturingTransport)
+        XCTAssertTrue(transport.inner is BTSnoopReplayTransport)
+        let scripted = CapturingTransport(wrapping: ScriptedTransport(), path: path)
+        try scripted.open()
+        defer { scripted.close() }
+        let loop = EventLoop()
+        let driver = TransportDriver(transport: scripted, loop: loop, onPackets: { _ in }, onFailure: { _ in })
+        driver.captureFlushInterval = .milliseconds(2)
+        driver.start()
+        try driver.send(Packets.reset)
+        let header = BTSnoop.fileHeader(datalink: .h4)
+        XCTAssertEqual(try readFile(path), header, "buffered, not yet written")
+        var flushed = false
+        func check() {
+            if (try? readFile(path)) != header {
+                flushed = true
+                loop.stop()
+            } else {
+                loop.schedule(after: .milliseconds(1), check)
+            }
+        }
+        loop.schedule(after: .milliseconds(1), check)
+        loop.schedule(after: .seconds(30)) { loop.stop() } // only if the flush never comes
+        try loop.run()
+        XCTAssertTrue(flushed)
+        XCTAssertEqual(try readFile(path).count, header.count + BTSnoop.recordHeaderLength + Packets.reset.h4Bytes.count)
+        driver.stop()
+        XCTAssertEqual(loop.scheduledTimerCount, 1) // the fallback only; the flush timer is gone
+    }
+
     /// Output the socket did not take (EAGAIN, partial writes) stays queued in order and
     /// goes out when the loop reports the descriptor writable.
     func testQueuedOutputDrainsWhenWritable() throws {
