@@ -80,7 +80,8 @@ final class DescriptorStream {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: break readLoop
             // A tty whose other side went away (USB unplugged, pty closed) says EIO.
-            case ECONNRESET, EIO, ENODEV, ENXIO: peerClosed = true; break readLoop
+            // A user-channel socket whose adapter was unregistered says EPIPE.
+            case ECONNRESET, EPIPE, ENETDOWN, EIO, ENODEV, ENXIO: peerClosed = true; break readLoop
             case let error: throw .io(call: "read", errno: error)
             }
         }

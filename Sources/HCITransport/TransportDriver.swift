@@ -34,17 +34,21 @@ public final class TransportDriver {
         self.onExhausted = onExhausted
     }
 
+    deinit { stop() }
+
     public var isStarted: Bool { registration != nil }
 
-    /// Starts delivering; the transport must be open.
+    /// Starts delivering; the transport must be open. After the transport is reopened
+    /// (reconnect, controller recovery) call `stop()` and `start()` again: the descriptor
+    /// may have changed.
     public func start() {
         guard registration == nil else { return }
         if let fd = transport.fileDescriptor {
-            registration = loop.register(fileDescriptor: fd) { [unowned self] in self.readable() }
+            registration = loop.register(fileDescriptor: fd) { [weak self] in self?.readable() }
         } else {
             let transport = transport
-            registration = loop.registerPendingSource(hasWork: { transport.hasPendingInput }) { [unowned self] in
-                self.readable()
+            registration = loop.registerPendingSource(hasWork: { transport.hasPendingInput }) { [weak self] in
+                self?.readable()
             }
         }
         if transport is CapturingTransport { scheduleCaptureFlush() }
@@ -89,7 +93,7 @@ public final class TransportDriver {
     private func armWritableIfNeeded() {
         guard transport.hasPendingOutput, !waitingForWritable, let registration else { return }
         waitingForWritable = true
-        loop.setWritableCallback(registration) { [unowned self] in self.writable() }
+        loop.setWritableCallback(registration) { [weak self] in self?.writable() }
     }
 
     private func writable() {
