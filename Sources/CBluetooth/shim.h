@@ -15,4 +15,10 @@
 static inline unsigned long cbt_hcidevdown(void) { return HCIDEVDOWN; }
 static inline unsigned long cbt_hcigetdevinfo(void) { return HCIGETDEVINFO; }
 
+// ioctl(2) is variadic; Swift cannot call it with an integer argument of the width the
+// kernel reads, so pass the device number here exactly as BlueZ's hciconfig does.
+static inline int cbt_hci_dev_down(int control_socket, int dev_id) {
+    return ioctl(control_socket, HCIDEVDOWN, dev_id);
+}
+
 #endif

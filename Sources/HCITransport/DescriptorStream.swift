@@ -80,7 +80,8 @@ final class DescriptorStream {
             case EINTR: continue
             case EAGAIN, EWOULDBLOCK: break readLoop
             // A tty whose other side went away (USB unplugged, pty closed) says EIO.
-            case ECONNRESET, EIO, ENODEV, ENXIO: peerClosed = true; break readLoop
+            // A user-channel socket whose adapter was unregistered says EPIPE.
+            case ECONNRESET, EPIPE, ENETDOWN, EIO, ENODEV, ENXIO: peerClosed = true; break readLoop
             case let error: throw .io(call: "read", errno: error)
             }
         }
@@ -133,6 +134,8 @@ final class DescriptorStream {
                 case let error: throw .io(call: kind == .socket ? "send" : "write", errno: error)
                 }
             }
+            // Nothing taken without an error: try again when the descriptor is writable.
+            if written == 0 { return }
             outgoingOffset += written
             queuedBytes -= written
             if outgoingOffset >= first.count {

@@ -6,7 +6,9 @@ import HCI
 /// writable again.
 ///
 /// Transports with a descriptor are read when it is readable; one without (btsnoop replay)
-/// is a pending source, read on every turn while it has input.
+/// is a pending source, read on every turn while it has input. A `CapturingTransport` also
+/// gets its capture flushed every `captureFlushInterval`, so the file on disk is never more
+/// than that behind even when the radio is quiet.
 public final class TransportDriver {
     public let transport: any HCITransport
     private let loop: EventLoop
@@ -15,6 +17,8 @@ public final class TransportDriver {
     private let onExhausted: () -> Void
     private var registration: EventLoop.Registration?
     private var waitingForWritable = false
+    private var captureFlushTimer: EventLoop.TimerHandle?
+    public var captureFlushInterval: Duration = .seconds(1)
 
     public init(
         transport: any HCITransport,
@@ -30,18 +34,31 @@ public final class TransportDriver {
         self.onExhausted = onExhausted
     }
 
+    deinit { stop() }
+
     public var isStarted: Bool { registration != nil }
 
-    /// Starts delivering; the transport must be open.
+    /// Starts delivering; the transport must be open. After the transport is reopened
+    /// (reconnect, controller recovery) call `stop()` and `start()` again: the descriptor
+    /// may have changed.
     public func start() {
         guard registration == nil else { return }
         if let fd = transport.fileDescriptor {
-            registration = loop.register(fileDescriptor: fd) { [unowned self] in self.readable() }
+            registration = loop.register(fileDescriptor: fd) { [weak self] in self?.readable() }
         } else {
             let transport = transport
-            registration = loop.registerPendingSource(hasWork: { transport.hasPendingInput }) { [unowned self] in
-                self.readable()
+            registration = loop.registerPendingSource(hasWork: { transport.hasPendingInput }) { [weak self] in
+                self?.readable()
             }
+        }
+        if transport is CapturingTransport { scheduleCaptureFlush() }
+    }
+
+    private func scheduleCaptureFlush() {
+        captureFlushTimer = loop.schedule(after: captureFlushInterval) { [weak self] in
+            guard let self, let capturing = self.transport as? CapturingTransport else { return }
+            capturing.flushCapture()
+            self.scheduleCaptureFlush()
         }
     }
 
@@ -50,6 +67,8 @@ public final class TransportDriver {
         if let registration { loop.unregister(registration) }
         registration = nil
         waitingForWritable = false
+        if let captureFlushTimer { loop.cancel(captureFlushTimer) }
+        captureFlushTimer = nil
     }
 
     /// Sends through the transport, and waits for writability if it had to queue.
@@ -74,7 +93,7 @@ public final class TransportDriver {
     private func armWritableIfNeeded() {
         guard transport.hasPendingOutput, !waitingForWritable, let registration else { return }
         waitingForWritable = true
-        loop.setWritableCallback(registration) { [unowned self] in self.writable() }
+        loop.setWritableCallback(registration) { [weak self] in self?.writable() }
     }
 
     private func writable() {

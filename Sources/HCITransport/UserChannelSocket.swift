@@ -49,7 +49,7 @@ enum UserChannelSocket {
     private static func bringDown(index: Int) throws(TransportError) {
         let control = try makeSocket(index: index)
         defer { _ = close(control) }
-        while ioctl(control, cbt_hcidevdown(), CInt(index)) < 0 {
+        while cbt_hci_dev_down(control, CInt(index)) < 0 {
             let error = errno
             if error == EINTR { continue }
             // EALREADY: it was down already, which is what we wanted.

@@ -91,6 +91,7 @@ func readExactly(_ fd: Int32, _ count: Int) throws -> [UInt8] {
 enum Packets {
     static let reset = HCIPacket(type: .command, payload: [0x03, 0x0C, 0x00])
     static let resetComplete = HCIPacket(type: .event, payload: [0x0E, 0x04, 0x01, 0x03, 0x0C, 0x00])
+    static let setScanEnableComplete = HCIPacket(type: .event, payload: [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x00])
     static let readBDAddr = HCIPacket(type: .command, payload: [0x09, 0x10, 0x00])
     static func setScanEnable(_ enable: Bool) -> HCIPacket {
         HCIPacket(type: .command, payload: [0x0C, 0x20, 0x02, enable ? 0x01 : 0x00, 0x00])

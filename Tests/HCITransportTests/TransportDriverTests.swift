@@ -1,0 +1,178 @@
+import EventLoop
+import Glibc
+import HCI
+import XCTest
+@testable import HCITransport
+
+final class TransportDriverTests: XCTestCase {
+    /// A host that brings a replayed controller up and scans, entirely on the loop: the replay
+    /// is a pending source, so the loop never blocks while it has packets, and stops at its end.
+    func testReplayRunsOnTheLoopToItsEnd() throws {
+        let reports = (1 ... 200).map { Packets.advertisingReport(address: UInt8($0), rssi: -50) }
+        let path = temporaryPath(self, "driver.btsnoop")
+        try writeFile(path, capture(reports.map { (.controllerToHost, $0) }))
+        let transport = BTSnoopReplayTransport(path: path)
+        transport.batchSize = 16
+        try transport.open()
+        let loop = EventLoop()
+        var received: [HCIPacket] = []
+        var ended = false
+        var failure: TransportError?
+        let driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { received += $0 },
+            onFailure: { failure = $0; loop.stop() },
+            onExhausted: { ended = true; loop.stop() })
+        driver.start()
+        loop.schedule(after: .milliseconds(1)) {
+            try? driver.send(Packets.reset)
+            try? driver.send(Packets.setScanEnable(true))
+        }
+        try loop.run()
+        XCTAssertNil(failure)
+        XCTAssertTrue(ended)
+        XCTAssertFalse(driver.isStarted)
+        XCTAssertEqual(received, [Packets.resetComplete, Packets.setScanEnableComplete] + reports)
+    }
+
+    /// A descriptor transport: packets arrive through readability, and a closed peer is a
+    /// failure callback.
+    func testDescriptorTransportDeliversAndReportsClose() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        let loop = EventLoop()
+        var received: [HCIPacket] = []
+        var failure: TransportError?
+        let driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { packets in
+                received += packets
+                if received.count == 2 { close(peer) }
+            },
+            onFailure: { failure = $0; loop.stop() })
+        driver.start()
+        loop.schedule(after: .milliseconds(1)) {
+            _ = try? writeAll(peer, Packets.resetComplete.h4Bytes + Array(Packets.acl.h4Bytes.prefix(3)))
+        }
+        loop.schedule(after: .milliseconds(3)) { _ = try? writeAll(peer, Array(Packets.acl.h4Bytes.dropFirst(3))) }
+        try loop.run()
+        XCTAssertEqual(received, [Packets.resetComplete, Packets.acl])
+        XCTAssertEqual(failure, .closed)
+        transport.close()
+    }
+
+    /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer.
+    func testDriverFlushesACaptureWhileIdle() throws {
+        let path = temporaryPath(self, "idle.btsnoop")
+        let transport = try XCTUnwrap(try makeTransport(.btsnoop(path: "unused"), capturePath: path) as? CapturingTransport)
+        XCTAssertTrue(transport.inner is BTSnoopReplayTransport)
+        let scripted = CapturingTransport(wrapping: ScriptedTransport(), path: path)
+        try scripted.open()
+        defer { scripted.close() }
+        let loop = EventLoop()
+        let driver = TransportDriver(transport: scripted, loop: loop, onPackets: { _ in }, onFailure: { _ in })
+        driver.captureFlushInterval = .milliseconds(2)
+        driver.start()
+        try driver.send(Packets.reset)
+        let header = BTSnoop.fileHeader(datalink: .h4)
+        XCTAssertEqual(try readFile(path), header, "buffered, not yet written")
+        var flushed = false
+        func check() {
+            if (try? readFile(path)) != header {
+                flushed = true
+                loop.stop()
+            } else {
+                loop.schedule(after: .milliseconds(1), check)
+            }
+        }
+        loop.schedule(after: .milliseconds(1), check)
+        loop.schedule(after: .seconds(30)) { loop.stop() } // only if the flush never comes
+        try loop.run()
+        XCTAssertTrue(flushed)
+        XCTAssertEqual(try readFile(path).count, header.count + BTSnoop.recordHeaderLength + Packets.reset.h4Bytes.count)
+        driver.stop()
+        XCTAssertEqual(loop.scheduledTimerCount, 1) // the fallback only; the flush timer is gone
+    }
+
+    /// Output the socket did not take (EAGAIN, partial writes) stays queued in order and
+    /// goes out when the loop reports the descriptor writable.
+    func testQueuedOutputDrainsWhenWritable() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        var small: Int32 = 4096
+        setsockopt(ends[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(ends[1], SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer); transport.close() }
+        _ = fcntl(peer, F_SETFL, fcntl(peer, F_GETFL) | O_NONBLOCK)
+
+        let loop = EventLoop()
+        var failure: TransportError?
+        let driver = TransportDriver(transport: transport, loop: loop, onPackets: { _ in }, onFailure: { failure = $0 })
+        driver.start()
+        // Commands of growing size until the socket stops taking them.
+        var expected: [UInt8] = []
+        var index = 0
+        while !transport.hasPendingOutput && index < 10_000 {
+            let packet = HCIPacket(type: .command, payload: [0x01, 0xFC, 200] + [UInt8](repeating: UInt8(truncatingIfNeeded: index), count: 200))
+            try driver.send(packet)
+            expected += packet.h4Bytes
+            index += 1
+        }
+        XCTAssertTrue(transport.hasPendingOutput, "the socket never pushed back")
+        for extra in 0 ..< 3 {
+            let packet = HCIPacket(type: .command, payload: [0x03, 0x0C, 1, UInt8(extra)])
+            try driver.send(packet)
+            expected += packet.h4Bytes
+        }
+
+        var received: [UInt8] = []
+        _ = loop.register(fileDescriptor: peer) {
+            var buffer = [UInt8](repeating: 0, count: 1000) // small reads: many partial writes
+            let count = read(peer, &buffer, buffer.count)
+            if count > 0 { received += buffer[0 ..< count] }
+            if received.count >= expected.count { loop.stop() }
+        }
+        try loop.run()
+        XCTAssertNil(failure)
+        XCTAssertEqual(received, expected)
+        XCTAssertFalse(transport.hasPendingOutput)
+    }
+
+    func testAControllerThatStopsReadingFillsTheQueueAndSaysSo() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        defer { close(ends[1]); transport.close() }
+        let packet = HCIPacket(type: .command, payload: [0x01, 0xFC, 250] + [UInt8](repeating: 0, count: 250))
+        var failure: TransportError?
+        for _ in 0 ..< 100_000 where failure == nil {
+            do { try transport.send(packet) } catch { failure = error }
+        }
+        guard case .sendQueueFull? = failure else { return XCTFail("\(String(describing: failure))") }
+    }
+}
+
+/// The shared descriptor code behind a socketpair, as the fd transports use it.
+private final class SocketPairTransport: HCITransport {
+    private let stream = DescriptorStream(kind: .socket)
+    init(fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        stream.attach(fd)
+    }
+    var name: String { "socketpair" }
+    var isOpen: Bool { stream.isOpen }
+    func open() throws(TransportError) {}
+    func close() { stream.close() }
+    var fileDescriptor: Int32? { stream.isOpen ? stream.fileDescriptor : nil }
+    var hasPendingInput: Bool { false }
+    func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
+    func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
+    var hasPendingOutput: Bool { stream.hasPendingOutput }
+    func flush() throws(TransportError) { try stream.flush() }
+    var framingErrors: Int { stream.framingErrors }
+    var isExhausted: Bool { false }
+}
