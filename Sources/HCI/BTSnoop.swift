@@ -67,7 +67,7 @@ public enum BTSnoop {
         if record.packet.type == .command || record.packet.type == .event { flags |= 2 }
         bytes.appendBigEndian(flags)
         bytes.appendBigEndian(UInt32(0))
-        bytes.appendBigEndian(UInt64(bitPattern: record.timestampMicroseconds + unixEpochOffsetMicroseconds))
+        bytes.appendBigEndian(UInt64(bitPattern: record.timestampMicroseconds &+ unixEpochOffsetMicroseconds))
         bytes.append(contentsOf: data)
         return bytes
     }
@@ -113,7 +113,7 @@ public struct BTSnoopParser: Sendable {
         }
         guard available >= BTSnoop.recordHeaderLength + included else { return nil }
         let flags = buffer.readBigEndianUInt32(at: readIndex + 8)
-        let timestamp = Int64(bitPattern: buffer.readBigEndianUInt64(at: readIndex + 16)) - BTSnoop.unixEpochOffsetMicroseconds
+        let timestamp = Int64(bitPattern: buffer.readBigEndianUInt64(at: readIndex + 16)) &- BTSnoop.unixEpochOffsetMicroseconds
         let start = readIndex + BTSnoop.recordHeaderLength
         let direction: BTSnoop.Direction = flags & 1 == 1 ? .controllerToHost : .hostToController
         let packet: HCIPacket
