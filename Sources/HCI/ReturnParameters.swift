@@ -1,7 +1,7 @@
 /// The typed return parameters of a Command Complete. Status comes first in all of
 /// them; when it is not success, controllers may send the status byte alone, so
 /// callers check `HCICommandComplete.status` before decoding the rest.
-public protocol HCIReturnParameters: Sendable, Equatable {
+public protocol HCIReturnParameters: Sendable, Hashable {
     static var opcode: Opcode { get }
     var status: HCIStatus { get }
     init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError)

@@ -1,6 +1,0 @@
-import XCTest
-@testable import Host
-
-final class HostSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
