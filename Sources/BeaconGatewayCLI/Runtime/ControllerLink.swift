@@ -1,0 +1,169 @@
+import EventLoop
+import HCI
+import HCITransport
+import Host
+
+/// Drives the sans-IO `HostController` with a real transport on the event loop: opens and
+/// reopens the transport, sends what the host asks, arms its timer, and hands
+/// advertising reports and state changes up.
+///
+/// The host decides *when* (backoff, probes, timeouts); this class only does the I/O.
+final class ControllerLink {
+    let loop: EventLoop
+    let transport: any HCITransport
+    private(set) var host: HostController
+
+    /// Reports of one HCI event, with the time they arrived.
+    var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
+    var onStateChange: (HostState) -> Void = { _ in }
+    var onLog: (HostLogEvent) -> Void = { _ in }
+    /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
+    var onFatalError: (TransportError) -> Void = { _ in }
+    /// A replayed capture has ended.
+    var onExhausted: () -> Void = {}
+    /// The last reason the transport could not be used, for the final message.
+    private(set) var lastTransportError: TransportError?
+
+    /// Errors after which reopening is pointless; everything else is retried with backoff.
+    private let isPermanent: (TransportError) -> Bool
+
+    private var driver: TransportDriver?
+    private var hostTimer: EventLoop.TimerHandle?
+    private var hostTimerDeadline: Instant?
+    private var reopenTimer: EventLoop.TimerHandle?
+    private var actions: [HostAction] = []
+    private var pendingInputs: [HostInput] = []
+    private var isHandling = false
+    private var stopped = false
+
+    init(loop: EventLoop, transport: any HCITransport, configuration: HostConfiguration,
+         isPermanent: @escaping (TransportError) -> Bool) {
+        self.loop = loop
+        self.transport = transport
+        self.host = HostController(configuration: configuration)
+        self.isPermanent = isPermanent
+        actions.reserveCapacity(16)
+    }
+
+    func start() {
+        open()
+    }
+
+    /// Stops everything and gives the controller back (for `hciN`, to the kernel).
+    func stop() {
+        stopped = true
+        if let hostTimer { _ = loop.cancel(hostTimer) }
+        if let reopenTimer { _ = loop.cancel(reopenTimer) }
+        hostTimer = nil
+        reopenTimer = nil
+        driver?.stop()
+        driver = nil
+        transport.close()
+    }
+
+    // MARK: Transport
+
+    private func open() {
+        guard !stopped else { return }
+        do {
+            try transport.open()
+        } catch {
+            lastTransportError = error
+            if isPermanent(error) {
+                onFatalError(error)
+                return
+            }
+            feed(.transportClosed(reason: error.message))
+            return
+        }
+        let driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { [unowned self] packets in self.received(packets) },
+            onFailure: { [unowned self] error in self.transportFailed(error) },
+            onExhausted: { [unowned self] in self.onExhausted() }
+        )
+        self.driver = driver
+        driver.start()
+        feed(.transportOpened)
+    }
+
+    private func transportFailed(_ error: TransportError) {
+        lastTransportError = error
+        closeTransport()
+        feed(.transportClosed(reason: error.message))
+    }
+
+    private func closeTransport() {
+        driver?.stop()
+        driver = nil
+        transport.close()
+    }
+
+    private func received(_ packets: [HCIPacket]) {
+        for packet in packets {
+            feed(.packetReceived(packet))
+            if stopped { return }
+        }
+    }
+
+    // MARK: Host
+
+    private func feed(_ input: HostInput) {
+        pendingInputs.append(input)
+        guard !isHandling else { return }
+        isHandling = true
+        defer { isHandling = false }
+        while !pendingInputs.isEmpty, !stopped {
+            let next = pendingInputs.removeFirst()
+            let now = loop.now
+            actions.removeAll(keepingCapacity: true)
+            host.handle(next, now: now, into: &actions)
+            for action in actions { perform(action, now: now) }
+        }
+        armHostTimer()
+    }
+
+    private func perform(_ action: HostAction, now: Instant) {
+        switch action {
+        case .send(let packet):
+            guard let driver else { return }
+            do {
+                try driver.send(packet)
+            } catch {
+                transportFailed(error)
+            }
+        case .closeTransport:
+            closeTransport()
+        case .reopenTransport(let wait):
+            closeTransport()
+            if let reopenTimer { _ = loop.cancel(reopenTimer) }
+            reopenTimer = loop.schedule(after: wait) { [unowned self] in
+                self.reopenTimer = nil
+                self.open()
+            }
+        case .advertisingReports(let reports):
+            onReports(reports, now)
+        case .stateChanged(let state):
+            onStateChange(state)
+        case .log(let event):
+            onLog(event)
+        case .event, .aclData, .commandFinished:
+            // Connections, ACL and client commands belong to later layers (proofs).
+            break
+        }
+    }
+
+    private func armHostTimer() {
+        let deadline = host.nextDeadline
+        guard deadline != hostTimerDeadline else { return }
+        if let hostTimer { _ = loop.cancel(hostTimer) }
+        hostTimer = nil
+        hostTimerDeadline = deadline
+        guard let deadline, !stopped else { return }
+        hostTimer = loop.schedule(at: deadline) { [unowned self] in
+            self.hostTimer = nil
+            self.hostTimerDeadline = nil
+            self.feed(.timerFired)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Severity of a log line, ordered; raw values are syslog priorities (sd-daemon prefixes).
+enum Severity: Int32, Comparable, CaseIterable {
+    case error = 3
+    case warning = 4
+    case notice = 5
+    case info = 6
+    case debug = 7
+
+    static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rawValue > rhs.rawValue }
+
+    var name: String {
+        switch self {
+        case .error: "error"
+        case .warning: "warning"
+        case .notice: "notice"
+        case .info: "info"
+        case .debug: "debug"
+        }
+    }
+}
+
+/// One line per notable happening, `message key=value …`, on standard error.
+///
+/// Under systemd (JOURNAL_STREAM names our stderr) each line starts with an sd-daemon
+/// priority prefix (`<6>`) and no timestamp, since the journal adds its own; on a
+/// terminal lines carry a UTC timestamp and the level name.
+struct LogSink {
+    var minimumLevel: Severity
+    let journalPrefixes: Bool
+
+    init(minimumLevel: Severity = .info, journalPrefixes: Bool = LogSink.stderrIsJournal()) {
+        self.minimumLevel = minimumLevel
+        self.journalPrefixes = journalPrefixes
+    }
+
+    func log(_ level: Severity, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        guard level <= minimumLevel else { return }
+        var line = journalPrefixes ? "<\(level.rawValue)>" : "\(LogSink.utcTimestamp()) \(level.name) "
+        line += message
+        for (key, value) in fields {
+            line += " \(key)=\(LogSink.quoted(value))"
+        }
+        printError(line)
+    }
+
+    /// Values with spaces, quotes or control characters are quoted, so a line always
+    /// splits back into the same fields (names in advertisements are untrusted).
+    static func quoted(_ value: String) -> String {
+        let needsQuotes = value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 || $0.value == 0x7F }
+        guard needsQuotes else { return value }
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\x" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    /// JOURNAL_STREAM is "DEVICE:INODE" of the stream systemd connected; it only counts
+    /// when it is still our stderr (a child of a service may have been redirected).
+    static func stderrIsJournal() -> Bool {
+        guard let raw = getenv("JOURNAL_STREAM") else { return false }
+        let parts = String(cString: raw).split(separator: ":")
+        guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
+        var status = stat()
+        guard fstat(2, &status) == 0 else { return false }
+        return UInt64(status.st_dev) == device && UInt64(status.st_ino) == inode
+    }
+
+    /// `2026-11-22T04:35:12.345Z`
+    static func utcTimestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var seconds = ts.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let millis = Int(ts.tv_nsec / 1_000_000)
+        let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
+    }
+}
