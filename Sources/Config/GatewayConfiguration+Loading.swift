@@ -44,6 +44,13 @@ extension GatewayConfiguration {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
         }
+        let index = SourceIndex(text: text)
+        if let line = index.firstMalformedHeaderLine {
+            throw ConfigurationError(issues: [ConfigIssue(
+                file: file, line: line, key: "",
+                message: "TOML syntax error: a table header needs a name after '[', e.g. [presence] or [[person]]"
+            )])
+        }
         let table: TOMLTable
         do {
             table = try TOMLTable(string: text)
@@ -59,7 +66,7 @@ extension GatewayConfiguration {
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "is not a TOML document")])
         }
 
-        let diagnostics = Diagnostics(file: file, index: SourceIndex(text: text))
+        let diagnostics = Diagnostics(file: file, index: index)
         var decoder = ConfigurationDecoder(
             diagnostics: diagnostics, fileSystem: fileSystem, baseDirectory: directory(of: file)
         )

@@ -7,6 +7,12 @@
 struct SourceIndex: Sendable {
     private var lines: [ConfigPath: Int] = [:]
 
+    /// The first line with a table header whose name does not start with a key character
+    /// (`[=]`, `[ [a]]`, `[é]`). toml++ 3.4 asserts on these (an abort in debug builds,
+    /// undefined behaviour in release builds) instead of reporting them, so they must be
+    /// caught before the text reaches it.
+    private(set) var firstMalformedHeaderLine: Int?
+
     /// The line where `path` is written, else where its nearest written ancestor is (keys
     /// inside inline tables, missing keys of a table), else 0.
     func line(of path: ConfigPath) -> Int {
@@ -56,6 +62,10 @@ struct SourceIndex: Sendable {
                 scanner.advance()
                 let isArray = scanner.peek() == UInt8(ascii: "[")
                 if isArray { scanner.advance() }
+                scanner.skipSpaces()
+                if firstMalformedHeaderLine == nil, !scanner.atKeyStartOrHeaderEnd {
+                    firstMalformedHeaderLine = scanner.line
+                }
                 let keys = scanner.dottedKey()
                 table = resolve(keys, appendingElement: isArray)
                 scanner.skipRestOfLine()
@@ -109,6 +119,18 @@ private struct Scanner {
             offset += 1
         }
         return true
+    }
+
+    /// What toml++ requires after `[`, `[[` and spaces: a bare key character, a quote,
+    /// or the `]` it reports as an empty name.
+    var atKeyStartOrHeaderEnd: Bool {
+        guard let byte = peek() else { return true }
+        switch byte {
+        case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),
+             UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"),
+             UInt8(ascii: "\""), UInt8(ascii: "'"), UInt8(ascii: "]"): return true
+        default: return false
+        }
     }
 
     mutating func skipSpaces() {
