@@ -28,7 +28,8 @@ struct ConfigPath: Hashable, Sendable, CustomStringConvertible {
             switch component {
             case let .key(key):
                 if !text.isEmpty { text += "." }
-                text += ConfigPath.isBare(key) ? key : "\"\(key.unicodeScalars.map { $0.isASCII && $0.value >= 0x20 && $0 != "\"" && $0 != "\\" ? String($0) : "?" }.joined())\""
+                // Keys come from the file: quoted (escaped, bounded) unless plainly bare.
+                text += ConfigPath.isBare(key) && key.utf8.count <= 64 ? key : quoted(key)
             case let .element(ordinal):
                 text += "[\(ordinal)]"
             }

@@ -39,16 +39,18 @@ extension GatewayConfiguration {
     public static func parse(
         text: String, file: String, fileSystem: any ConfigurationFileSystem = SystemFileSystem()
     ) throws(ConfigurationError) -> GatewayConfiguration {
+        guard text.utf8.count <= maximumFileSize else {
+            throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "the configuration is larger than \(maximumFileSize / 1024) KiB")])
+        }
         // toml++ reads a C string: a NUL would silently end the document early.
         if let nul = text.utf8.firstIndex(of: 0) {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
         }
         let index = SourceIndex(text: text)
-        if let line = index.firstMalformedHeaderLine {
+        if let hazard = index.parserHazard {
             throw ConfigurationError(issues: [ConfigIssue(
-                file: file, line: line, key: "",
-                message: "TOML syntax error: a table header needs a name after '[', e.g. [presence] or [[person]]"
+                file: file, line: hazard.line, key: "", message: "TOML syntax error: \(hazard.message)"
             )])
         }
         let table: TOMLTable

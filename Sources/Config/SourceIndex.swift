@@ -7,11 +7,12 @@
 struct SourceIndex: Sendable {
     private var lines: [ConfigPath: Int] = [:]
 
-    /// The first line with a table header whose name does not start with a key character
-    /// (`[=]`, `[ [a]]`, `[é]`). toml++ 3.4 asserts on these (an abort in debug builds,
-    /// undefined behaviour in release builds) instead of reporting them, so they must be
-    /// caught before the text reaches it.
-    private(set) var firstMalformedHeaderLine: Int?
+    /// The first construct toml++ 3.4 asserts on instead of reporting it (an abort in debug
+    /// builds, undefined behaviour in release builds), so it must be refused before the text
+    /// reaches the parser: a table header whose name does not start with a key character
+    /// (`[=]`, `[ [a]]`, `[é]`), or a closing bracket that does not match the open one
+    /// (`a = [}`).
+    private(set) var parserHazard: (line: Int, message: String)?
 
     /// The line where `path` is written, else where its nearest written ancestor is (keys
     /// inside inline tables, missing keys of a table), else 0.
@@ -63,8 +64,8 @@ struct SourceIndex: Sendable {
                 let isArray = scanner.peek() == UInt8(ascii: "[")
                 if isArray { scanner.advance() }
                 scanner.skipSpaces()
-                if firstMalformedHeaderLine == nil, !scanner.atKeyStartOrHeaderEnd {
-                    firstMalformedHeaderLine = scanner.line
+                if parserHazard == nil, !scanner.atKeyStartOrHeaderEnd {
+                    parserHazard = (scanner.line, "a table header needs a name after '[', e.g. [presence] or [[person]]")
                 }
                 let keys = scanner.dottedKey()
                 table = resolve(keys, appendingElement: isArray)
@@ -78,7 +79,9 @@ struct SourceIndex: Sendable {
                 }
                 if scanner.peek() == UInt8(ascii: "=") {
                     scanner.advance()
-                    scanner.skipValue()
+                    if let line = scanner.skipValue(), parserHazard == nil {
+                        parserHazard = (line, "unbalanced brackets: a ']' or '}' does not match the '[' or '{' it closes")
+                    }
                 } else {
                     scanner.skipRestOfLine()
                 }
@@ -202,21 +205,25 @@ private struct Scanner {
     }
 
     /// A value after `=`, through the end of its last line: strings (multi-line ones too),
-    /// arrays and inline tables may span lines.
-    mutating func skipValue() {
-        var depth = 0
+    /// arrays and inline tables may span lines. Returns the line of the first closing
+    /// bracket that does not match its opening one, if any.
+    mutating func skipValue() -> Int? {
+        var open = [UInt8]()
+        var mismatch: Int?
         while let byte = peek() {
             switch byte {
             case UInt8(ascii: "\n"):
                 advance()
-                if depth <= 0 { return }
+                if open.isEmpty { return mismatch }
             case UInt8(ascii: "#"):
                 while let next = peek(), next != UInt8(ascii: "\n") { advance() }
             case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
+                open.append(byte)
                 advance()
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
-                depth -= 1
+                let opener = byte == UInt8(ascii: "]") ? UInt8(ascii: "[") : UInt8(ascii: "{")
+                if open.last != opener, mismatch == nil { mismatch = line }
+                if !open.isEmpty { open.removeLast() }
                 advance()
             case UInt8(ascii: "\""):
                 if starts(with: "\"\"\"") { skipMultiLineString(quote: byte, escapes: true) } else { skipString(quote: byte, escapes: true) }
@@ -226,6 +233,7 @@ private struct Scanner {
                 advance()
             }
         }
+        return mismatch
     }
 
     private mutating func skipString(quote: UInt8, escapes: Bool) {

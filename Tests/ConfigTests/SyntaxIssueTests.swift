@@ -60,6 +60,14 @@ final class SyntaxIssueTests: XCTestCase {
                 "gateway.toml:4: TOML syntax error: a table header needs a name after '[', e.g. [presence] or [[person]]",
             ])
         }
+        for value in ["[}", "[1, }", "[[1], {a = [}]", "{a = 1]"] {
+            assertIssues("[gateway]\nid = \"g\"\nsite = \(value)\n", [
+                "gateway.toml:3: TOML syntax error: unbalanced brackets: a ']' or '}' does not match the '[' or '{' it closes",
+            ])
+        }
+        assertIssues("[gateway]\nid = \"g\"\nsite = [\n  1,\n  }\n", [
+            "gateway.toml:5: TOML syntax error: unbalanced brackets: a ']' or '}' does not match the '[' or '{' it closes",
+        ])
         // Inside a multi-line array a line starting with `[` is a value, not a header.
         assertIssues("""
         [gateway]

@@ -141,6 +141,16 @@ final class ValidConfigurationTests: XCTestCase {
         XCTAssertEqual(second.tags.map(\.identities), [[try TagIdentity.parse(key: "eddystone_uid", value: "edd1ebeac04e5defa017:0123456789ab")]])
     }
 
+    func testLookupByID() throws {
+        let config = try load()
+        XCTAssertEqual(config.person(id: "u_1002")?.tags.first?.id, "tag-2001")
+        XCTAssertNil(config.person(id: "u_9"))
+        let found = try XCTUnwrap(config.tag(id: "tag-1002"))
+        XCTAssertEqual(found.person.id, "u_1001")
+        XCTAssertEqual(found.tag.id, "tag-1002")
+        XCTAssertNil(config.tag(id: "tag-9"))
+    }
+
     func testMinimalConfigurationGetsEveryDefault() throws {
         let config = try GatewayConfiguration.parse(text: "[gateway]\nid = \"door-1\"\n", file: "gateway.toml",
                                                     fileSystem: InMemoryFileSystem())
