@@ -1,0 +1,82 @@
+/// Collects every issue of one validation pass, with its line.
+///
+/// A class because every table reader of the pass reports into it; it never leaves the
+/// pass (internal, not Sendable).
+final class Diagnostics {
+    let file: String
+    let index: SourceIndex
+    private var issues: [ConfigIssue] = []
+
+    init(file: String, index: SourceIndex) {
+        self.file = file
+        self.index = index
+    }
+
+    var isEmpty: Bool { issues.isEmpty }
+
+    func report(_ path: ConfigPath, _ message: String) {
+        issues.append(ConfigIssue(file: file, line: index.line(of: path), key: path.description, message: message))
+    }
+
+    /// By line; issues on one line keep the order in which they were found.
+    var sortedIssues: [ConfigIssue] {
+        issues.enumerated()
+            .sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
+            .map(\.element)
+    }
+}
+
+/// Untrusted text quoted for a message: bounded length, control characters escaped.
+func quoted(_ text: String) -> String {
+    var result = "\""
+    var count = 0
+    for scalar in text.unicodeScalars {
+        if count == 64 {
+            result += "…"
+            break
+        }
+        switch scalar {
+        case "\"": result += "\\\""
+        case "\\": result += "\\\\"
+        case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80 ..< 0xA0).contains(scalar.value):
+            result += "\\u{\(String(scalar.value, radix: 16))}"
+        default: result.unicodeScalars.append(scalar)
+        }
+        count += 1
+    }
+    return result + "\""
+}
+
+/// Levenshtein distance, for "did you mean" suggestions between short keys.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.unicodeScalars), b = Array(b.unicodeScalars)
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0 ... b.count)
+    var current = [Int](repeating: 0, count: b.count + 1)
+    for i in 1 ... a.count {
+        current[0] = i
+        for j in 1 ... b.count {
+            let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+            current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
+        }
+        swap(&previous, &current)
+    }
+    return previous[b.count]
+}
+
+/// The known key closest to an unknown one, if it is close enough to be a typo.
+func suggestion(for unknown: String, among known: [String]) -> String? {
+    // Long keys from a file are not typos of short ones; skip the quadratic work.
+    guard unknown.unicodeScalars.count <= 64 else { return nil }
+    let lowered = unknown.lowercased()
+    var best: (key: String, distance: Int)?
+    for candidate in known {
+        let distance = lowered == candidate ? 0 : editDistance(lowered, candidate)
+        let allowed = max(1, min(3, candidate.count / 3))
+        if distance <= allowed, distance < (best?.distance ?? Int.max) {
+            best = (candidate, distance)
+        }
+    }
+    return best?.key
+}

@@ -1,0 +1,61 @@
+// Secret-holding types describe themselves without their secrets, so a stray
+// `print(configuration)`, string interpolation in a log line or `dump` cannot leak a key.
+
+extension GatewayConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The effective configuration, secrets masked.
+    public var description: String { renderEffective() }
+    public var debugDescription: String { renderEffective() }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "gateway": gateway, "bluetooth": bluetooth, "presence": presence, "server": server as Any,
+            "security": security, "leds": leds as Any, "advertise": advertise as Any, "persons": persons,
+        ])
+    }
+}
+
+extension GatewayConfiguration.Server: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "Server(url: \(url), tokenFile: \(tokenFile ?? "none"), token: \(token == nil ? "none" : GatewayConfiguration.mask), caFile: \(caFile ?? "none"), timeout: \(timeout), maxBackoff: \(maxBackoff))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "url": url, "tokenFile": tokenFile as Any, "token": token == nil ? "none" : GatewayConfiguration.mask,
+            "caFile": caFile as Any, "timeout": timeout, "maxBackoff": maxBackoff,
+        ])
+    }
+}
+
+extension GatewayConfiguration.Security: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "Security(masterKeyFile: \(masterKeyFile ?? "none"), masterKey: \(masterKey == nil ? "none" : GatewayConfiguration.mask))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "masterKeyFile": masterKeyFile as Any,
+            "masterKey": masterKey == nil ? "none" : GatewayConfiguration.mask,
+        ])
+    }
+}
+
+extension Tag: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        let identities = identities.map { "\($0.configurationKey)=\($0)" }.joined(separator: ", ")
+        return "Tag(id: \(id), \(identities), key: \(key == nil ? "derived" : GatewayConfiguration.mask), track: \(track.rawValue))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "id": id, "identities": identities.map(\.description),
+            "key": key == nil ? "derived" : GatewayConfiguration.mask, "track": track,
+        ])
+    }
+}
+
+extension Person: CustomStringConvertible, CustomDebugStringConvertible {
+    public var description: String {
+        "Person(id: \(id), name: \(name ?? "none"), requireProof: \(requireProof), tags: [\(tags.map(\.description).joined(separator: ", "))])"
+    }
+    public var debugDescription: String { description }
+}

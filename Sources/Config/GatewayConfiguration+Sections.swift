@@ -1,0 +1,197 @@
+extension GatewayConfiguration {
+    /// `[gateway]`
+    public struct Gateway: Hashable, Sendable {
+        /// Used in events (`deviceId`, `X-Device-Id`) and idempotency keys: 1…64 of
+        /// letters, digits and `. _ - : @`.
+        public var id: String
+        public var site: String?
+        public var door: String?
+        /// Absolute path of the directory holding the outbox and presence state.
+        public var stateDirectory: String
+        public var logLevel: LogLevel
+
+        public init(id: String, site: String? = nil, door: String? = nil,
+                    stateDirectory: String = Gateway.defaultStateDirectory, logLevel: LogLevel = .info) {
+            self.id = id
+            self.site = site
+            self.door = door
+            self.stateDirectory = stateDirectory
+            self.logLevel = logLevel
+        }
+
+        public static let defaultStateDirectory = "/var/lib/beacon-gateway"
+    }
+
+    /// Journal priorities the agent logs at; lower ones are suppressed.
+    public enum LogLevel: String, CaseIterable, Hashable, Sendable {
+        case debug, info, notice, warning, error
+    }
+
+    /// `[bluetooth]`
+    public struct Bluetooth: Hashable, Sendable {
+        public var transport: BluetoothTransport
+        public var scan: ScanMode
+        /// The tags' advertising interval, 20…10240 ms; scan timing derives from it.
+        public var tagIntervalMilliseconds: Int
+        public var connectMode: ConnectMode
+        /// 1…8 simultaneous connections to tags.
+        public var maxConnections: Int
+        /// 0.1…1.0: the fraction of time the radio scans. Overrides the scan window derived
+        /// from `tagIntervalMilliseconds`, for Pis whose Wi-Fi shares the radio.
+        public var scanDuty: Double?
+
+        public init(transport: BluetoothTransport = .hci(index: 0), scan: ScanMode = .passive,
+                    tagIntervalMilliseconds: Int = 700, connectMode: ConnectMode = .acceptList,
+                    maxConnections: Int = 3, scanDuty: Double? = nil) {
+            self.transport = transport
+            self.scan = scan
+            self.tagIntervalMilliseconds = tagIntervalMilliseconds
+            self.connectMode = connectMode
+            self.maxConnections = maxConnections
+            self.scanDuty = scanDuty
+        }
+
+        public static let tagIntervalRange = 20 ... 10240
+        public static let maxConnectionsRange = 1 ... 8
+        public static let scanDutyRange = 0.1 ... 1.0
+    }
+
+    public enum ScanMode: String, CaseIterable, Hashable, Sendable {
+        case passive, active
+    }
+
+    /// How pending connections to tags are initiated (SPEC §6).
+    public enum ConnectMode: String, CaseIterable, Hashable, Sendable {
+        case acceptList = "accept-list"
+        case direct
+    }
+
+    /// `[presence]`: the thresholds and timers of SPEC §4. Durations are positive and at
+    /// most ``maximumDuration``.
+    public struct Presence: Hashable, Sendable {
+        /// dBm, −127…20.
+        public var enterRSSI: Int
+        /// dBm, −127…20, always lower than `enterRSSI`.
+        public var exitRSSI: Int
+        public var window: Duration
+        /// 1…1000.
+        public var minSamples: Int
+        public var lostAfter: Duration
+        public var leaveAfter: Duration
+        public var awayAfter: Duration
+        public var proofTTL: Duration
+
+        public init(enterRSSI: Int = -70, exitRSSI: Int = -75, window: Duration = .seconds(3),
+                    minSamples: Int = 2, lostAfter: Duration = .seconds(10),
+                    leaveAfter: Duration = .seconds(180), awayAfter: Duration = .seconds(60),
+                    proofTTL: Duration = .seconds(600)) {
+            self.enterRSSI = enterRSSI
+            self.exitRSSI = exitRSSI
+            self.window = window
+            self.minSamples = minSamples
+            self.lostAfter = lostAfter
+            self.leaveAfter = leaveAfter
+            self.awayAfter = awayAfter
+            self.proofTTL = proofTTL
+        }
+
+        public static let rssiRange = -127 ... 20
+        public static let minSamplesRange = 1 ... 1000
+    }
+
+    /// `[server]` (SPEC §7).
+    public struct Server: Hashable, Sendable {
+        /// `http://` or `https://`, with a host; events go to `{url}/v1/attendance/events`.
+        public var url: String
+        public var tokenFile: String?
+        /// The bearer token read from `tokenFile`, whitespace trimmed. Secret: never printed.
+        public var token: [UInt8]?
+        /// An extra CA certificate file; `nil` when unset or `""`.
+        public var caFile: String?
+        public var timeout: Duration
+        public var maxBackoff: Duration
+
+        public init(url: String, tokenFile: String? = nil, token: [UInt8]? = nil, caFile: String? = nil,
+                    timeout: Duration = .seconds(4), maxBackoff: Duration = .seconds(300)) {
+            self.url = url
+            self.tokenFile = tokenFile
+            self.token = token
+            self.caFile = caFile
+            self.timeout = timeout
+            self.maxBackoff = maxBackoff
+        }
+    }
+
+    /// `[security]`
+    public struct Security: Hashable, Sendable {
+        /// Where the site master key was read from.
+        public var masterKeyFile: String?
+        /// 32 bytes read from `masterKeyFile`. Secret: never printed.
+        public var masterKey: [UInt8]?
+
+        public init(masterKeyFile: String? = nil, masterKey: [UInt8]? = nil) {
+            self.masterKeyFile = masterKeyFile
+            self.masterKey = masterKey
+        }
+    }
+
+    /// `[leds]`: a gpiochip and three distinct line offsets (SPEC §9).
+    public struct LEDs: Hashable, Sendable {
+        /// A chip name such as `gpiochip0` or a path such as `/dev/gpiochip0`.
+        public var chip: String
+        public var green: Int
+        public var amber: Int
+        public var red: Int
+        public var activeLow: Bool
+
+        public init(chip: String = "gpiochip0", green: Int, amber: Int, red: Int, activeLow: Bool = false) {
+            self.chip = chip
+            self.green = green
+            self.amber = amber
+            self.red = red
+            self.activeLow = activeLow
+        }
+
+        public static let lineRange = 0 ... 1023
+    }
+
+    /// `[advertise]`: the gateway as the door's beacon. At least one of `iBeacon` and
+    /// `serviceUUID` is set.
+    public struct Advertise: Hashable, Sendable {
+        /// 20…10240 ms.
+        public var intervalMilliseconds: Int
+        public var iBeacon: IBeacon?
+        /// A 128-bit service UUID, 16 bytes most significant first.
+        public var serviceUUID: [UInt8]?
+        /// The calibrated RSSI at 1 m advertised in the iBeacon frame, −127…20 dBm.
+        public var measuredPower: Int
+
+        public init(intervalMilliseconds: Int = 200, iBeacon: IBeacon? = nil,
+                    serviceUUID: [UInt8]? = nil, measuredPower: Int = -59) {
+            self.intervalMilliseconds = intervalMilliseconds
+            self.iBeacon = iBeacon
+            self.serviceUUID = serviceUUID
+            self.measuredPower = measuredPower
+        }
+
+        public struct IBeacon: Hashable, Sendable {
+            /// 16 bytes, most significant first, as transmitted.
+            public var uuid: [UInt8]
+            public var major: UInt16
+            public var minor: UInt16
+
+            public init(uuid: [UInt8], major: UInt16, minor: UInt16) {
+                self.uuid = uuid
+                self.major = major
+                self.minor = minor
+            }
+        }
+
+        public static let intervalRange = 20 ... 10240
+        public static let measuredPowerRange = -127 ... 20
+    }
+
+    /// The longest duration any `_s` key accepts (one week): keeps conversions to
+    /// nanoseconds far from overflow.
+    public static let maximumDuration: Duration = .seconds(604_800)
+}

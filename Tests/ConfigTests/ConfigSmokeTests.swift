@@ -1,6 +1,0 @@
-import XCTest
-@testable import Config
-
-final class ConfigSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}

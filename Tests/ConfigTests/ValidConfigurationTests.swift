@@ -1,0 +1,242 @@
+import Config
+import GatewayCore
+import HCI
+import XCTest
+
+final class ValidConfigurationTests: XCTestCase {
+    static let masterKeyHex = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    static let tagKeyHex = "f1e9df2e41d03c9a3efa343aa41ececa150033c77386570e763f550c45709ee6"
+    static let irkHex = "0123456789abcdef0123456789abcdef"
+    static let token = "s3cr3t-token-value"
+
+    static let full = """
+    [gateway]
+    id = "door-lab-301"
+    site = "S_HQ"
+    door = "lab-301"
+    state_dir = "/var/lib/beacon-gateway"
+    log_level = "notice"
+
+    [bluetooth]
+    transport = "tcp:127.0.0.1:6402"
+    scan = "active"
+    tag_interval_ms = 100
+    connect_mode = "direct"
+    max_connections = 5
+    scan_duty = 0.5
+
+    [presence]
+    enter_rssi = -65
+    exit_rssi = -80
+    window_s = 2.5
+    min_samples = 3
+    lost_after_s = 12
+    leave_after_s = 120
+    away_after_s = 90
+    proof_ttl_s = 300
+
+    [server]
+    url = "https://attendance.example.org"
+    token_file = "/etc/beacon-gateway/token"
+    ca_file = "/etc/beacon-gateway/ca.pem"
+    timeout_s = 6
+    max_backoff_s = 600
+
+    [security]
+    master_key_file = "master.key"
+
+    [leds]
+    chip = "gpiochip4"
+    green = 17
+    amber = 27
+    red = 22
+    active_low = true
+
+    [advertise]
+    interval_ms = 300
+    ibeacon = "e2c56db5-dffb-48d2-b060-d0f5a71096e0:10:3"
+    service_uuid = "27adc9ca-35eb-465a-9154-b8ff9076f3e8"
+    measured_power = -61
+
+    [[person]]
+    id = "u_1001"
+    name = "Aiko"
+    require_proof = true
+      [[person.tag]]
+      id = "tag-1001"
+      ibeacon = "e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1"
+      address = "C0:11:22:33:44:55"
+      track = "connection"
+
+      [[person.tag]]
+      id = "tag-1002"
+      irk = "\(irkHex)"
+      key = "\(tagKeyHex)"
+
+    [[person]]
+    id = "u_1002"
+      [[person.tag]]
+      id = "tag-2001"
+      eddystone_uid = "edd1ebeac04e5defa017:0123456789ab"
+    """
+
+    static var fileSystem: InMemoryFileSystem {
+        var fs = InMemoryFileSystem()
+        fs.add("/etc/beacon-gateway/token", "\(token)\n")
+        fs.add("/etc/beacon-gateway/master.key", "  \(masterKeyHex)\n")
+        fs.add("/etc/beacon-gateway/ca.pem", mode: 0o644, "-----BEGIN CERTIFICATE-----\n")
+        return fs
+    }
+
+    func load() throws -> GatewayConfiguration {
+        try GatewayConfiguration.parse(text: Self.full, file: "/etc/beacon-gateway/gateway.toml", fileSystem: Self.fileSystem)
+    }
+
+    func testFullConfigurationLoadsEveryValue() throws {
+        let config = try load()
+        XCTAssertEqual(config.gateway, .init(id: "door-lab-301", site: "S_HQ", door: "lab-301",
+                                             stateDirectory: "/var/lib/beacon-gateway", logLevel: .notice))
+        XCTAssertEqual(config.bluetooth, .init(transport: .tcp(host: "127.0.0.1", port: 6402), scan: .active,
+                                               tagIntervalMilliseconds: 100, connectMode: .direct,
+                                               maxConnections: 5, scanDuty: 0.5))
+        XCTAssertEqual(config.presence, .init(enterRSSI: -65, exitRSSI: -80, window: .milliseconds(2500), minSamples: 3,
+                                              lostAfter: .seconds(12), leaveAfter: .seconds(120),
+                                              awayAfter: .seconds(90), proofTTL: .seconds(300)))
+        let server = try XCTUnwrap(config.server)
+        XCTAssertEqual(server.url, "https://attendance.example.org")
+        XCTAssertEqual(server.tokenFile, "/etc/beacon-gateway/token")
+        XCTAssertEqual(server.token, Array(Self.token.utf8))
+        XCTAssertEqual(server.caFile, "/etc/beacon-gateway/ca.pem")
+        XCTAssertEqual(server.timeout, .seconds(6))
+        XCTAssertEqual(server.maxBackoff, .seconds(600))
+        // Relative to the configuration file's directory.
+        XCTAssertEqual(config.security.masterKeyFile, "/etc/beacon-gateway/master.key")
+        XCTAssertEqual(config.security.masterKey, Array(0 ... 31))
+        XCTAssertEqual(config.leds, .init(chip: "gpiochip4", green: 17, amber: 27, red: 22, activeLow: true))
+        let advertise = try XCTUnwrap(config.advertise)
+        XCTAssertEqual(advertise.intervalMilliseconds, 300)
+        XCTAssertEqual(advertise.iBeacon?.major, 10)
+        XCTAssertEqual(advertise.iBeacon?.minor, 3)
+        XCTAssertEqual(advertise.iBeacon.map { TagIdentity.formatUUID($0.uuid) }, "e2c56db5-dffb-48d2-b060-d0f5a71096e0")
+        XCTAssertEqual(advertise.serviceUUID.map(TagIdentity.formatUUID), "27adc9ca-35eb-465a-9154-b8ff9076f3e8")
+        XCTAssertEqual(advertise.measuredPower, -61)
+
+        XCTAssertEqual(config.persons.map(\.id), ["u_1001", "u_1002"])
+        let aiko = config.persons[0]
+        XCTAssertEqual(aiko.name, "Aiko")
+        XCTAssertTrue(aiko.requireProof)
+        XCTAssertEqual(aiko.tags.map(\.id), ["tag-1001", "tag-1002"])
+        XCTAssertEqual(aiko.tags[0].identities, [
+            try TagIdentity.parse(key: "ibeacon", value: "e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1"),
+            .address(try XCTUnwrap(BluetoothAddress("C0:11:22:33:44:55"))),
+        ])
+        XCTAssertEqual(aiko.tags[0].track, .connection)
+        XCTAssertNil(aiko.tags[0].key)
+        XCTAssertEqual(aiko.tags[1].identities, [try TagIdentity.parse(key: "irk", value: Self.irkHex)])
+        XCTAssertEqual(aiko.tags[1].key.map(hex), Self.tagKeyHex)
+        XCTAssertEqual(aiko.tags[1].track, .advertising)
+        let second = config.persons[1]
+        XCTAssertNil(second.name)
+        XCTAssertFalse(second.requireProof)
+        XCTAssertEqual(second.tags.map(\.identities), [[try TagIdentity.parse(key: "eddystone_uid", value: "edd1ebeac04e5defa017:0123456789ab")]])
+    }
+
+    func testLookupByID() throws {
+        let config = try load()
+        XCTAssertEqual(config.person(id: "u_1002")?.tags.first?.id, "tag-2001")
+        XCTAssertNil(config.person(id: "u_9"))
+        let found = try XCTUnwrap(config.tag(id: "tag-1002"))
+        XCTAssertEqual(found.person.id, "u_1001")
+        XCTAssertEqual(found.tag.id, "tag-1002")
+        XCTAssertNil(config.tag(id: "tag-9"))
+    }
+
+    func testMinimalConfigurationGetsEveryDefault() throws {
+        let config = try GatewayConfiguration.parse(text: "[gateway]\nid = \"door-1\"\n", file: "gateway.toml",
+                                                    fileSystem: InMemoryFileSystem())
+        XCTAssertEqual(config, GatewayConfiguration(gateway: .init(id: "door-1")))
+        XCTAssertEqual(config.gateway.stateDirectory, "/var/lib/beacon-gateway")
+        XCTAssertEqual(config.gateway.logLevel, .info)
+        XCTAssertEqual(config.bluetooth.transport, .hci(index: 0))
+        XCTAssertEqual(config.bluetooth.scan, .passive)
+        XCTAssertEqual(config.bluetooth.tagIntervalMilliseconds, 700)
+        XCTAssertEqual(config.bluetooth.connectMode, .acceptList)
+        XCTAssertEqual(config.bluetooth.maxConnections, 3)
+        XCTAssertNil(config.bluetooth.scanDuty)
+        XCTAssertEqual(config.presence.enterRSSI, -70)
+        XCTAssertEqual(config.presence.exitRSSI, -75)
+        XCTAssertEqual(config.presence.window, .seconds(3))
+        XCTAssertEqual(config.presence.minSamples, 2)
+        XCTAssertEqual(config.presence.lostAfter, .seconds(10))
+        XCTAssertEqual(config.presence.leaveAfter, .seconds(180))
+        XCTAssertEqual(config.presence.awayAfter, .seconds(60))
+        XCTAssertEqual(config.presence.proofTTL, .seconds(600))
+        XCTAssertNil(config.server)
+        XCTAssertNil(config.security.masterKeyFile)
+        XCTAssertNil(config.leds)
+        XCTAssertNil(config.advertise)
+        XCTAssertEqual(config.persons, [])
+    }
+
+    func testSectionDefaults() throws {
+        let text = """
+        [gateway]
+        id = "g"
+        [server]
+        url = "http://127.0.0.1:8080/"
+        [leds]
+        green = 1
+        amber = 2
+        red = 3
+        [advertise]
+        service_uuid = "27ADC9CA-35EB-465A-9154-B8FF9076F3E8"
+        """
+        let config = try GatewayConfiguration.parse(text: text, file: "gateway.toml", fileSystem: InMemoryFileSystem())
+        XCTAssertEqual(config.server, .init(url: "http://127.0.0.1:8080/"))
+        XCTAssertEqual(config.server?.timeout, .seconds(4))
+        XCTAssertEqual(config.server?.maxBackoff, .seconds(300))
+        XCTAssertEqual(config.leds, .init(chip: "gpiochip0", green: 1, amber: 2, red: 3, activeLow: false))
+        XCTAssertEqual(config.advertise?.intervalMilliseconds, 200)
+        XCTAssertEqual(config.advertise?.measuredPower, -59)
+        XCTAssertNil(config.advertise?.iBeacon)
+    }
+
+    func testTransportForms() {
+        XCTAssertEqual(BluetoothTransport("hci1"), .hci(index: 1))
+        XCTAssertEqual(BluetoothTransport("tcp:localhost:1234"), .tcp(host: "localhost", port: 1234))
+        XCTAssertEqual(BluetoothTransport("tcp:[::1]:1234"), .tcp(host: "::1", port: 1234))
+        XCTAssertEqual(BluetoothTransport("serial:/dev/ttyACM0"), .serial(path: "/dev/ttyACM0", baudRate: 1_000_000))
+        XCTAssertEqual(BluetoothTransport("serial:/dev/ttyACM0@115200"), .serial(path: "/dev/ttyACM0", baudRate: 115_200))
+        XCTAssertEqual(BluetoothTransport("btsnoop:capture.log"), .btsnoop(path: "capture.log"))
+        for bad in ["", "hci", "hcix", "hci99999999", "tcp:host", "tcp::80", "tcp:host:0", "tcp:host:70000",
+                    "serial:", "serial:ttyACM0", "serial:/dev/tty@", "serial:/dev/tty@fast", "btsnoop:", "usb:1"] {
+            XCTAssertNil(BluetoothTransport(bad), bad)
+        }
+        for text in ["hci0", "tcp:localhost:1234", "tcp:[::1]:1234", "serial:/dev/ttyACM0", "serial:/dev/ttyS0@115200", "btsnoop:x"] {
+            XCTAssertEqual(BluetoothTransport(text)?.description, text)
+        }
+    }
+
+    func testExampleFileIsValid() throws {
+        // Tests/ConfigTests/ValidConfigurationTests.swift → the package root.
+        let root = URLPath.packageRoot(from: #filePath)
+        var fs = InMemoryFileSystem()
+        let example = try SystemFileSystem().read(root + "/config/gateway.example.toml", limit: 1 << 20)
+        fs.add("/etc/beacon-gateway/token", "token\n")
+        fs.add("/etc/beacon-gateway/master.key", Self.masterKeyHex + "\n")
+        let config = try GatewayConfiguration.parse(
+            text: String(decoding: example.bytes, as: UTF8.self), file: "/etc/beacon-gateway/gateway.toml", fileSystem: fs
+        )
+        XCTAssertEqual(config.gateway.id, "door-lab-301")
+        XCTAssertFalse(config.persons.isEmpty)
+    }
+}
+
+enum URLPath {
+    /// Three levels up from this test file.
+    static func packageRoot(from file: String) -> String {
+        var components = file.split(separator: "/", omittingEmptySubsequences: false)
+        components.removeLast(3)
+        return components.joined(separator: "/")
+    }
+}
