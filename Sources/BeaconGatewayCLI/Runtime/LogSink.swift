@@ -38,7 +38,7 @@ struct LogSink {
     }
 
     func log(_ level: Severity, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
-        guard level <= minimumLevel else { return }
+        guard level >= minimumLevel else { return }
         var line = journalPrefixes ? "<\(level.rawValue)>" : "\(LogSink.utcTimestamp()) \(level.name) "
         line += message
         for (key, value) in fields {

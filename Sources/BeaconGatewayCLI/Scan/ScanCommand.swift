@@ -52,7 +52,7 @@ struct ScanCommand: ParsableCommand {
                 throw GatewayExitCode.configurationError
             }
         }
-        let transportText = transport ?? configuration?.bluetooth.transport ?? "hci0"
+        let transportText = transport ?? configuration?.bluetooth.transport.description ?? "hci0"
         let spec: TransportSpec
         do {
             spec = try TransportSpec(parsing: transportText)

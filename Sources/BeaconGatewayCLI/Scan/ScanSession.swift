@@ -1,0 +1,261 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Config
+import EventLoop
+import GatewayCore
+import HCI
+import HCITransport
+import Host
+
+/// One run of `beacon-gateway scan`: transport → host → decoding and matching →
+/// the advertiser table → the terminal or JSON lines.
+final class ScanSession {
+    enum Output {
+        /// A table redrawn in place every second (stdout is a terminal).
+        case liveTable
+        /// JSON lines every second and closing lines at the end.
+        case json
+        /// Only the closing table (stdout is a pipe or a file).
+        case finalTable
+    }
+
+    struct Options {
+        var transport: TransportSpec
+        var seconds: Double?
+        var output: Output
+        var capturePath: String?
+        var scan: ScanSettings
+        var tags: [ConfiguredTag]
+    }
+
+    enum Outcome {
+        case completed
+        case failed(String)
+    }
+
+    private let options: Options
+    private let loop = EventLoop()
+    private let log = LogSink()
+    private var matcher: TagMatcher
+    private var table = AdvertiserTable()
+    private var link: ControllerLink?
+    private var lastTick: Instant
+    private var everScanned = false
+    private var fatal: String?
+    private var isReplay: Bool {
+        if case .btsnoop = options.transport { return true }
+        return false
+    }
+
+    init(options: Options) {
+        self.options = options
+        matcher = TagMatcher(tags: options.tags)
+        lastTick = loop.now
+    }
+
+    func run() -> Outcome {
+        let transport: any HCITransport
+        do {
+            transport = try makeTransport(options.transport, capturePath: options.capturePath)
+        } catch {
+            return .failed(error.message)
+        }
+        let replay = isReplay
+        let link = ControllerLink(
+            loop: loop, transport: transport,
+            configuration: HostConfiguration(scan: options.scan),
+            isPermanent: { error in ScanSession.isPermanent(error, replay: replay) }
+        )
+        self.link = link
+        link.onReports = { [unowned self] reports, now in self.ingest(reports, at: now) }
+        link.onStateChange = { [unowned self] state in self.stateChanged(state) }
+        link.onLog = { [unowned self] event in self.log.log(event) }
+        link.onFatalError = { [unowned self] error in
+            self.fatal = error.message
+            self.loop.stop()
+        }
+        link.onExhausted = { [unowned self] in self.loop.stop() }
+
+        do {
+            try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
+            try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
+        } catch {
+            return .failed("cannot handle signals: \(error)")
+        }
+        if let seconds = options.seconds {
+            _ = loop.schedule(after: .milliseconds(Int64(seconds * 1000))) { [unowned self] in self.loop.stop() }
+        }
+        if !replay, options.output != .finalTable {
+            scheduleTick()
+        }
+        log.log(.info, "scan starting", ["transport": options.transport.description])
+        link.start()
+        do {
+            try loop.run()
+        } catch {
+            fatal = fatal ?? "event loop failed: \(error)"
+        }
+        link.stop()
+        loop.stopHandlingSignals()
+
+        if let fatal { return .failed(fatal) }
+        printClosingOutput()
+        logSummary(transport: transport)
+        if !everScanned {
+            let reason = link.lastTransportError.map { ": \($0.message)" } ?? ""
+            return .failed("the controller never started scanning on \(options.transport)\(reason)")
+        }
+        return .completed
+    }
+
+    // MARK: Ingest (the hot path)
+
+    private func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
+        for report in reports {
+            let keys = AdvertisementKeys(scanning: report.data)
+            let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys)
+            table.record(
+                address: report.address, addressType: report.addressType,
+                rssi: report.rssi ?? AdvertiserTable.rssiUnavailable, txPower: report.txPower,
+                connectable: report.isConnectable, isScanResponse: report.isScanResponse,
+                data: report.data, keys: keys, match: match, at: now
+            )
+        }
+    }
+
+    private func stateChanged(_ state: HostState) {
+        switch state {
+        case .scanning(let info):
+            everScanned = true
+            log.log(.info, "controller up", [
+                "address": info.address.description,
+                "commands": info.commandFamily.description,
+                "accept_list": "\(info.filterAcceptListSize)",
+            ])
+        case .recovering(let reason, let attempt):
+            log.log(attempt == 1 ? .warning : .info, "controller unavailable", ["reason": reason.description, "attempt": "\(attempt)"])
+        case .starting, .initializing:
+            break
+        }
+    }
+
+    // MARK: Output
+
+    private func scheduleTick() {
+        _ = loop.schedule(after: .seconds(1)) { [unowned self] in
+            self.tick()
+            self.scheduleTick()
+        }
+    }
+
+    private func tick() {
+        let now = loop.now
+        switch options.output {
+        case .json:
+            var text = ""
+            for snapshot in table.snapshots(now: now) where snapshot.lastHeard > lastTick {
+                text += snapshot.jsonLine(final: false)
+                text += "\n"
+            }
+            writeStandardOutput(text)
+        case .liveTable:
+            let rows = max(terminalRows() - 3, 5)
+            let snapshots = table.snapshots(now: now)
+            var text = "\u{1B}[H\u{1B}[2J"
+            text += "beacon-gateway scan · \(options.transport) · \(link?.host.state.isScanning == true ? "scanning" : "controller unavailable")"
+            text += " · \(snapshots.count) advertisers · \(table.reports) reports\n"
+            text += AdvertiserSnapshot.textTable(Array(snapshots.prefix(rows)))
+            writeStandardOutput(text)
+        case .finalTable:
+            break
+        }
+        lastTick = now
+    }
+
+    private func printClosingOutput() {
+        let snapshots = table.snapshots(now: loop.now)
+        switch options.output {
+        case .json:
+            var text = ""
+            text.reserveCapacity(snapshots.count * 300)
+            for snapshot in snapshots {
+                text += snapshot.jsonLine(final: true)
+                text += "\n"
+            }
+            writeStandardOutput(text)
+        case .liveTable, .finalTable:
+            writeStandardOutput(AdvertiserSnapshot.textTable(snapshots))
+        }
+    }
+
+    private func logSummary(transport: any HCITransport) {
+        let counters = link?.host.counters ?? HostCounters()
+        let matcherCounters = matcher.counters
+        log.log(.info, "scan finished", [
+            "advertisers": "\(table.count)",
+            "reports": "\(table.reports)",
+            "matched": "\(matcherCounters.matched)",
+            "malformed_events": "\(counters.malformedEvents)",
+            "malformed_ad": "\(matcherCounters.malformed.malformedReports)",
+            "framing_errors": "\(transport.framingErrors)",
+            "recoveries": "\(counters.recoveries)",
+            "evicted": "\(table.evictions)",
+        ])
+    }
+
+    // MARK: Helpers
+
+    /// Errors that retrying cannot fix. A missing adapter is one for `scan` (a typo);
+    /// the service keeps retrying it instead, since a USB dongle may come later.
+    static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
+        switch error {
+        case .invalidSpec, .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked,
+             .unsupportedBaudRate, .serialFlowControlUnsupported, .replayFile, .corruptReplayFile,
+             .captureFile, .hostNotFound:
+            return true
+        default:
+            // A replay cannot be reopened: whatever stopped it is final.
+            return replay
+        }
+    }
+
+    static func scanSettings(configuration: GatewayConfiguration?, active: Bool, duty: Double?) -> ScanSettings {
+        let bluetooth = configuration?.bluetooth
+        let mode: ScanSettings.Mode = active || bluetooth?.scan == .active ? .active : .passive
+        return ScanSettings(
+            mode: mode,
+            tagIntervalMs: bluetooth?.tagIntervalMilliseconds ?? ScanSettings().tagIntervalMs,
+            dutyOverride: duty ?? bluetooth?.scanDuty
+        )
+    }
+
+    static func configuredTags(_ configuration: GatewayConfiguration) -> [ConfiguredTag] {
+        configuration.persons.flatMap { person in
+            person.tags.map { ConfiguredTag(tagId: $0.id, personId: person.id, identities: $0.identities) }
+        }
+    }
+}
+
+func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
+
+func terminalRows() -> Int {
+    var size = winsize()
+    guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return 24 }
+    return Int(size.ws_row)
+}
+
+/// Writes all of `text` to standard output (unbuffered: the table and JSON lines must
+/// appear when they are made, not when a buffer fills).
+func writeStandardOutput(_ text: String) {
+    var text = text
+    text.withUTF8 { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written <= 0 { break }
+            offset += written
+        }
+    }
+}
