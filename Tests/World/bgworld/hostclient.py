@@ -78,6 +78,7 @@ class HostClient:
         self.closed = asyncio.Event()
         self._answers: asyncio.Queue[tuple[int, Answer]] = asyncio.Queue()
         self._new_report = asyncio.Event()
+        self._new_event = asyncio.Event()
         self._task = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -102,6 +103,7 @@ class HostClient:
         if packet[0] != hcibytes.H4_EVENT or len(packet) < 3:
             return
         self.events.append(packet)
+        self._new_event.set()
         code, parameters = packet[1], packet[3:]
         if code == hcibytes.EVT_COMMAND_COMPLETE and len(parameters) >= 4:
             opcode = parameters[1] | parameters[2] << 8
@@ -143,6 +145,14 @@ class HostClient:
             while not predicate(self.reports):
                 self._new_report.clear()
                 await self._new_report.wait()
+
+        await asyncio.wait_for(wait(), timeout)
+
+    async def wait_for_events(self, predicate, timeout: float) -> None:
+        async def wait() -> None:
+            while not predicate(self.events):
+                self._new_event.clear()
+                await self._new_event.wait()
 
         await asyncio.wait_for(wait(), timeout)
 
