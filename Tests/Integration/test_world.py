@@ -401,3 +401,17 @@ def test_extended_mode_reports_through_extended_events(world_factory):
         assert event[4] == 1  # one report per event, one event per PDU
         event_type = event[5] | event[6] << 8
         assert event_type == hcibytes.EXT_LEGACY_ADV_NONCONN_IND
+
+
+def test_control_channel_rejects_bad_requests_with_reasons(three_tags):
+    for request, reason in (
+        ("launch-rockets", "unknown command"),
+        ("set-distance nobody 3", "no tag 'nobody'"),
+        ("set-distance tag-1m -2", "METERS must be"),
+        ("stop-controller soon", "could not convert"),
+        ("hardware-error 300", "CODE must be"),
+    ):
+        with pytest.raises(AssertionError, match=reason):
+            three_tags.control(request)
+    # Still serving after all that.
+    assert three_tags.status()["accepting"] is True
