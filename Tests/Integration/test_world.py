@@ -415,3 +415,20 @@ def test_control_channel_rejects_bad_requests_with_reasons(three_tags):
             three_tags.control(request)
     # Still serving after all that.
     assert three_tags.status()["accepting"] is True
+
+
+def test_duplicate_filtering_reports_each_advertiser_once(three_tags):
+    async def body():
+        filtered = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
+        await filtered.start_scanning(filter_duplicates=True)
+        probe = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
+        await probe.start_scanning()
+        # Wait until every tag has advertised several times since both scans began.
+        await probe.wait_for_reports(lambda r: min(len(v) for v in by_tag(r).values()) >= 3, 10)
+        await filtered.wait_for_reports(lambda r: len(r) >= 3, 5)
+        await filtered.close()
+        await probe.close()
+        return filtered.reports
+
+    counts = {tag_id: len(v) for tag_id, v in by_tag(run(body())).items()}
+    assert counts == {tag_id: 1 for tag_id in ADDRESS}

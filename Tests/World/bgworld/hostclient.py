@@ -127,14 +127,14 @@ class HostClient:
 
         return await asyncio.wait_for(wait(), timeout)
 
-    async def start_scanning(self, active: bool = False) -> None:
+    async def start_scanning(self, active: bool = False, filter_duplicates: bool = False) -> None:
         for opcode, parameters in (
             (OP_RESET, b""),
             (OP_SET_EVENT_MASK, struct.pack("<Q", ALL_EVENTS_MASK)),
             (OP_LE_SET_EVENT_MASK, struct.pack("<Q", LE_ALL_EVENTS_MASK)),
             # 0x0010 units of 0.625 ms: window == interval, i.e. scanning all the time.
             (OP_LE_SET_SCAN_PARAMETERS, struct.pack("<BHHBB", int(active), 0x10, 0x10, 0, 0)),
-            (OP_LE_SET_SCAN_ENABLE, bytes((1, 0))),
+            (OP_LE_SET_SCAN_ENABLE, bytes((1, int(filter_duplicates)))),
         ):
             answer = await self.command(opcode, parameters)
             if answer.status != hcibytes.STATUS_SUCCESS:
