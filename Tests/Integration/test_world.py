@@ -350,7 +350,6 @@ def test_features_and_supported_commands_agree_on_the_legacy_family(three_tags):
 
 def test_demo_script_has_arrivals_and_departures_within_the_first_minute():
     from bgworld.scenarios import DEMO
-    from bgworld.world import World  # noqa: F401  (imports must work without a loop)
     from bgworld.tags import tag_from_dict
 
     rng = random.Random(1)

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
-import struct
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from bumble import hci, ll
 from bumble.controller import Controller
@@ -39,10 +38,6 @@ logger = logging.getLogger(__name__)
 
 # Entries in the duplicate-filter table (real controllers keep a few dozen to hundreds).
 DUPLICATE_FILTER_SIZE = 1024
-
-
-class RawSink(Protocol):
-    def on_packet(self, packet: bytes) -> None: ...
 
 
 def _is_extended_family(name: str) -> bool:
