@@ -293,10 +293,13 @@ def test_two_gateways_at_once_each_get_all_reports(three_tags):
     assert status["clients"] == 2
 
 
-def test_a_bumble_host_brings_up_and_scans(three_tags):
+@pytest.mark.parametrize("extended", [False, True], ids=["legacy", "extended"])
+def test_a_bumble_host_brings_up_and_scans(world_factory, extended):
     from bumble.device import Device
     from bumble.hci import Address
     from bumble.transport import open_transport
+
+    three_tags = world_factory("three-tags", extra=["--extended"] if extended else [])
 
     async def body():
         seen: dict[str, int] = {}
@@ -314,10 +317,12 @@ def test_a_bumble_host_brings_up_and_scans(three_tags):
             await asyncio.wait_for(device.power_on(), 10)
             await device.start_scanning(active=False, filter_duplicates=False)
             await asyncio.wait_for(everything.wait(), 10)
+            session = three_tags.status()["sessions"][-1]
             await device.stop_scanning()
-        return seen
+        return seen, session
 
-    seen = run(body())
+    seen, session = run(body())
+    assert session["scanFamily"] == ("extended" if extended else "legacy")
     assert set(ADDRESS.values()) <= set(seen)
 
 

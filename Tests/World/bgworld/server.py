@@ -106,6 +106,8 @@ class Session:
             "controllerToHost": self.controller_to_host,
             "reports": self.controller.reports_sent,
             "errors": self.controller.errors,
+            "scanning": self.controller.le_scan_enable,
+            "scanFamily": self.controller.scan_family,
             "pendingBytes": self.parser.pending,
             "closeReason": self.close_reason,
         }
