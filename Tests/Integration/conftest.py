@@ -40,11 +40,13 @@ class WorldProcess:
             args += ["--scenario", scenario]
         args += extra or []
         env = dict(os.environ, PYTHONPATH=str(WORLD_DIR) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        # stderr to a file, not a pipe: a chatty world must never block on a full pipe.
+        self._stderr = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
         line = _readline(self.process.stdout, READY_TIMEOUT_S)
         if not line.startswith("READY "):
             self.close()
-            raise RuntimeError(f"world did not start: {line!r} {self.process.stderr.read() if self.process.stderr else ''}")
+            raise RuntimeError(f"world did not start: {line!r}; stderr: {self.stderr_tail()}")
         fields = dict(part.split("=", 1) for part in line.split()[1:])
         self.hci_host, hci_port = fields["hci"].rsplit(":", 1)
         self.hci_port = int(hci_port)
@@ -67,6 +69,10 @@ class WorldProcess:
     def status(self) -> dict:
         return json.loads(self.control("status"))
 
+    def stderr_tail(self, size: int = 2000) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()[-size:]
+
     def close(self) -> None:
         try:
             if getattr(self, "_control", None):
@@ -81,6 +87,7 @@ class WorldProcess:
                     self.process.wait()
             if self._scenario_file is not None:
                 os.unlink(self._scenario_file.name)
+            self._stderr.close()
 
 
 def _readline(stream, timeout: float) -> str:

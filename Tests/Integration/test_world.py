@@ -248,11 +248,7 @@ def test_hardware_error_reaches_the_host(three_tags):
         client = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
         await client.command(hostclient.OP_RESET)
         assert three_tags.control("hardware-error 0x42").startswith("OK hardware error 0x42 sent to 1")
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + 5
-        while not any(e[1] == hcibytes.EVT_HARDWARE_ERROR for e in client.events):
-            assert loop.time() < deadline, "no Hardware Error event"
-            await asyncio.sleep(0.02)
+        await client.wait_for_events(lambda events: any(e[1] == hcibytes.EVT_HARDWARE_ERROR for e in events), 5)
         await client.close()
         return [e for e in client.events if e[1] == hcibytes.EVT_HARDWARE_ERROR]
 
@@ -297,10 +293,13 @@ def test_two_gateways_at_once_each_get_all_reports(three_tags):
     assert status["clients"] == 2
 
 
-def test_a_bumble_host_brings_up_and_scans(three_tags):
+@pytest.mark.parametrize("extended", [False, True], ids=["legacy", "extended"])
+def test_a_bumble_host_brings_up_and_scans(world_factory, extended):
     from bumble.device import Device
     from bumble.hci import Address
     from bumble.transport import open_transport
+
+    three_tags = world_factory("three-tags", extra=["--extended"] if extended else [])
 
     async def body():
         seen: dict[str, int] = {}
@@ -318,8 +317,122 @@ def test_a_bumble_host_brings_up_and_scans(three_tags):
             await asyncio.wait_for(device.power_on(), 10)
             await device.start_scanning(active=False, filter_duplicates=False)
             await asyncio.wait_for(everything.wait(), 10)
+            session = three_tags.status()["sessions"][-1]
             await device.stop_scanning()
-        return seen
+        return seen, session
 
-    seen = run(body())
+    seen, session = run(body())
+    assert session["scanFamily"] == ("extended" if extended else "legacy")
     assert set(ADDRESS.values()) <= set(seen)
+
+
+def test_features_and_supported_commands_agree_on_the_legacy_family(three_tags):
+    from bumble import hci
+
+    async def body():
+        client = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
+        commands = await client.command(0x1002)  # Read Local Supported Commands
+        le_features = await client.command(0x2003)  # LE Read Local Supported Features
+        await client.close()
+        return commands, le_features
+
+    commands, le_features = run(body())
+    bitmap = int.from_bytes(commands.return_parameters[1:65], "little")
+
+    def supported(opcode):
+        return bool(bitmap & hci.HCI_SUPPORTED_COMMANDS_MASKS[opcode])
+
+    for opcode in (hci.HCI_LE_SET_SCAN_PARAMETERS_COMMAND, hci.HCI_LE_SET_SCAN_ENABLE_COMMAND,
+                   hci.HCI_LE_READ_SUPPORTED_STATES_COMMAND, hci.HCI_READ_BD_ADDR_COMMAND,
+                   hci.HCI_LE_READ_FILTER_ACCEPT_LIST_SIZE_COMMAND, hci.HCI_RESET_COMMAND):
+        assert supported(opcode), hci.HCI_Command.command_name(opcode)
+    for opcode in (hci.HCI_LE_SET_EXTENDED_SCAN_PARAMETERS_COMMAND, hci.HCI_LE_SET_EXTENDED_SCAN_ENABLE_COMMAND,
+                   hci.HCI_LE_SET_EXTENDED_ADVERTISING_PARAMETERS_COMMAND):
+        assert not supported(opcode), hci.HCI_Command.command_name(opcode)
+    features = int.from_bytes(le_features.return_parameters[1:9], "little")
+    assert not features & hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+
+
+def test_demo_script_has_arrivals_and_departures_within_the_first_minute():
+    from bgworld.scenarios import DEMO
+    from bgworld.tags import tag_from_dict
+
+    rng = random.Random(1)
+    tags = [tag_from_dict(spec, rng) for spec in DEMO["tags"]]
+    in_range = lambda tag, t: tag.distance_at(t) <= 30  # noqa: E731
+    arrivals = departures = 0
+    for tag in tags:
+        states = [in_range(tag, t / 2) for t in range(0, 121)]  # every 0.5 s for 60 s
+        arrivals += sum(1 for a, b in zip(states, states[1:]) if not a and b)
+        departures += sum(1 for a, b in zip(states, states[1:]) if a and not b)
+    assert arrivals >= 2 and departures >= 1, (arrivals, departures)
+    # And someone is close (< 2 m) at the door within 30 s.
+    assert any(tag.distance_at(t) < 2 for tag in tags for t in range(0, 31))
+
+
+@pytest.mark.parametrize("scenario", ["demo", "noise"])
+def test_builtin_scenarios_serve_reports(world_factory, scenario):
+    world = world_factory(scenario)
+    reports = run(scan(world, lambda r: len({x.address for x in r}) >= 3, timeout=15))
+    assert len({r.address for r in reports}) >= 3
+    assert all(-100 <= r.rssi <= 20 for r in reports)
+
+
+def test_extended_mode_reports_through_extended_events(world_factory):
+    world = world_factory("three-tags", extra=["--extended"])
+
+    async def body():
+        client = await HostClient.connect(world.hci_host, world.hci_port)
+        await client.command(hostclient.OP_RESET)
+        await client.command(hostclient.OP_SET_EVENT_MASK, struct.pack("<Q", hostclient.ALL_EVENTS_MASK))
+        await client.command(hostclient.OP_LE_SET_EVENT_MASK, struct.pack("<Q", hostclient.LE_ALL_EVENTS_MASK))
+        # LE Set Extended Scan Parameters: own address public, no filter, 1M PHY, passive.
+        params = await client.command(0x2041, struct.pack("<BBBBHH", 0, 0, 1, 0, 0x10, 0x10))
+        enable = await client.command(0x2042, struct.pack("<BBHH", 1, 0, 0, 0))
+
+        def extended(events=None):
+            return [e for e in (events or client.events)
+                    if e[1] == hcibytes.EVT_LE_META and e[3] == hcibytes.LE_EXTENDED_ADVERTISING_REPORT]
+
+        await client.wait_for_events(lambda events: len(extended(events)) >= 10, 10)
+        await client.close()
+        return params, enable, extended(), [e for e in client.events if e[1] == hcibytes.EVT_LE_META and e[3] == hcibytes.LE_ADVERTISING_REPORT]
+
+    params, enable, extended, legacy = run(body())
+    assert params.status == enable.status == hcibytes.STATUS_SUCCESS
+    assert not legacy
+    for event in extended:
+        assert event[4] == 1  # one report per event, one event per PDU
+        event_type = event[5] | event[6] << 8
+        assert event_type == hcibytes.EXT_LEGACY_ADV_NONCONN_IND
+
+
+def test_control_channel_rejects_bad_requests_with_reasons(three_tags):
+    for request, reason in (
+        ("launch-rockets", "unknown command"),
+        ("set-distance nobody 3", "no tag 'nobody'"),
+        ("set-distance tag-1m -2", "METERS must be"),
+        ("stop-controller soon", "could not convert"),
+        ("hardware-error 300", "CODE must be"),
+    ):
+        with pytest.raises(AssertionError, match=reason):
+            three_tags.control(request)
+    # Still serving after all that.
+    assert three_tags.status()["accepting"] is True
+
+
+def test_duplicate_filtering_reports_each_advertiser_once(three_tags):
+    async def body():
+        filtered = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
+        await filtered.start_scanning(filter_duplicates=True)
+        probe = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
+        await probe.start_scanning()
+        # Wait until every tag has advertised several times since both scans began.
+        await probe.wait_for_reports(lambda r: min(len(v) for v in by_tag(r).values()) >= 3, 10)
+        await filtered.wait_for_reports(lambda r: len(r) >= 3, 5)
+        await filtered.close()
+        await probe.close()
+        return filtered.reports
+
+    counts = {tag_id: len(v) for tag_id, v in by_tag(run(body())).items()}
+    assert counts == {tag_id: 1 for tag_id in ADDRESS}

@@ -13,6 +13,7 @@ What differs from `bumble.controller.Controller` (see shared/notes/virtual-contr
   * `supported_commands` lists only commands this controller handles, and the LE
     extended-advertising feature bit is cleared unless `extended=True`, so features and
     commands agree and a host picks the legacy family.
+  * Duplicate filtering is applied when the host asks for it.
   * Event masks are applied to advertising reports (LE Meta must be enabled, like on
     real controllers, whose reset default has it off), and HCI Reset clears scan state
     and masks.
@@ -22,8 +23,7 @@ from __future__ import annotations
 
 import logging
 import random
-import struct
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from bumble import hci, ll
 from bumble.controller import Controller
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-class RawSink(Protocol):
-    def on_packet(self, packet: bytes) -> None: ...
+# Entries in the duplicate-filter table (real controllers keep a few dozen to hundreds).
+DUPLICATE_FILTER_SIZE = 1024
 
 
 def _is_extended_family(name: str) -> bool:
@@ -91,6 +91,7 @@ class WorldController(Controller):
         self.filter_duplicates = False
         self.scan_family = "legacy"
         self.ext_scan_active = False
+        self.reported: set[tuple[bytes, int, bool, bytes]] = set()
 
     # -- host -> controller ---------------------------------------------------------
 
@@ -165,6 +166,7 @@ class WorldController(Controller):
     def on_hci_le_set_scan_enable_command(self, command):
         result = super().on_hci_le_set_scan_enable_command(command)
         self.scan_family = "legacy"
+        self.reported.clear()  # duplicate filtering starts afresh with each enable
         return result
 
     def on_hci_le_set_extended_scan_parameters_command(self, command):
@@ -175,6 +177,7 @@ class WorldController(Controller):
     def on_hci_le_set_extended_scan_enable_command(self, command):
         result = super().on_hci_le_set_extended_scan_enable_command(command)
         self.scan_family = "extended"
+        self.reported.clear()
         return result
 
     # -- link -> controller ---------------------------------------------------------
@@ -203,8 +206,17 @@ class WorldController(Controller):
         if self._reports_wanted():
             tag = self.world.tag_for(address)
             rssi = self.world.rssi_for(tag, self.rng)
+            connectable = isinstance(pdu, ll.AdvInd)
+            if rssi is not None and self.filter_duplicates:
+                # Duplicate filtering (7.8.11): one report per advertiser and data.
+                key = (bytes(address.address_bytes), int(address.address_type), connectable, bytes(pdu.data))
+                if key in self.reported:
+                    rssi = None
+                else:
+                    if len(self.reported) >= DUPLICATE_FILTER_SIZE:
+                        self.reported.clear()  # a full table forgets, as controllers' do
+                    self.reported.add(key)
             if rssi is not None:
-                connectable = isinstance(pdu, ll.AdvInd)
                 active = self.ext_scan_active if self.scan_family == "extended" else self.le_scan_type == 1
                 scan_response = None
                 if active and connectable:

@@ -78,6 +78,7 @@ class HostClient:
         self.closed = asyncio.Event()
         self._answers: asyncio.Queue[tuple[int, Answer]] = asyncio.Queue()
         self._new_report = asyncio.Event()
+        self._new_event = asyncio.Event()
         self._task = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -102,6 +103,7 @@ class HostClient:
         if packet[0] != hcibytes.H4_EVENT or len(packet) < 3:
             return
         self.events.append(packet)
+        self._new_event.set()
         code, parameters = packet[1], packet[3:]
         if code == hcibytes.EVT_COMMAND_COMPLETE and len(parameters) >= 4:
             opcode = parameters[1] | parameters[2] << 8
@@ -125,14 +127,14 @@ class HostClient:
 
         return await asyncio.wait_for(wait(), timeout)
 
-    async def start_scanning(self, active: bool = False) -> None:
+    async def start_scanning(self, active: bool = False, filter_duplicates: bool = False) -> None:
         for opcode, parameters in (
             (OP_RESET, b""),
             (OP_SET_EVENT_MASK, struct.pack("<Q", ALL_EVENTS_MASK)),
             (OP_LE_SET_EVENT_MASK, struct.pack("<Q", LE_ALL_EVENTS_MASK)),
             # 0x0010 units of 0.625 ms: window == interval, i.e. scanning all the time.
             (OP_LE_SET_SCAN_PARAMETERS, struct.pack("<BHHBB", int(active), 0x10, 0x10, 0, 0)),
-            (OP_LE_SET_SCAN_ENABLE, bytes((1, 0))),
+            (OP_LE_SET_SCAN_ENABLE, bytes((1, int(filter_duplicates)))),
         ):
             answer = await self.command(opcode, parameters)
             if answer.status != hcibytes.STATUS_SUCCESS:
@@ -143,6 +145,14 @@ class HostClient:
             while not predicate(self.reports):
                 self._new_report.clear()
                 await self._new_report.wait()
+
+        await asyncio.wait_for(wait(), timeout)
+
+    async def wait_for_events(self, predicate, timeout: float) -> None:
+        async def wait() -> None:
+            while not predicate(self.events):
+                self._new_event.clear()
+                await self._new_event.wait()
 
         await asyncio.wait_for(wait(), timeout)
 

@@ -19,6 +19,7 @@ READ_CHUNK = 4096
 # Bound on bytes queued to a host that does not read: beyond it the session is dropped
 # (a real controller would drop reports; dropping the client is the visible equivalent).
 MAX_WRITE_BUFFER = 4 * 1024 * 1024
+RESTART_RETRY_S = 0.5
 
 
 class Session:
@@ -105,6 +106,8 @@ class Session:
             "controllerToHost": self.controller_to_host,
             "reports": self.controller.reports_sent,
             "errors": self.controller.errors,
+            "scanning": self.controller.le_scan_enable,
+            "scanFamily": self.controller.scan_family,
             "pendingBytes": self.parser.pending,
             "closeReason": self.close_reason,
         }
@@ -156,8 +159,15 @@ class HciServer:
 
     async def _restart(self) -> None:
         self._resume = None
-        if self._server is None:
+        if self._server is not None:
+            return
+        try:
             await self.start()
+        except OSError as error:
+            # Someone grabbed the port meanwhile (rare on loopback): keep trying, the
+            # tests' hosts are reconnecting to this port.
+            logger.warning("cannot listen on port %d again (%s); retrying", self.port, error)
+            self._resume = self.world.loop.call_later(RESTART_RETRY_S, lambda: asyncio.ensure_future(self._restart()))
 
     def broadcast_raw(self, packet: bytes) -> int:
         count = 0
