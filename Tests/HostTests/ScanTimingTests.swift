@@ -48,3 +48,12 @@ final class ScanTimingTests: XCTestCase {
         }
     }
 }
+
+final class LogLineTests: XCTestCase {
+    func testLogLinesAreKeyValue() {
+        let line = HostLogEvent.recovering(.hardwareError(code: 0x0A), attempt: 2, wait: .milliseconds(500), reopeningTransport: false).description
+        XCTAssertEqual(line, "controller down reason=\"hardware error 0xa\" attempt=2 retry_in_s=0.5 reopen_transport=false")
+        XCTAssertEqual(HostLogEvent.scanningStarted(ScanTiming(interval: 160, window: 80), .legacy).description,
+                       "controller up scanning family=legacy interval_ms=100.0 window_ms=50.0")
+    }
+}
