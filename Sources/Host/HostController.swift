@@ -177,6 +177,8 @@ public struct HostController: Sendable {
             handleAnswer(opcode: status.opcode, credits: status.numberOfCommandPackets, answer: .status(status.status), now: now, into: &actions)
         case .hardwareError(let code):
             counters.hardwareErrors += 1
+            // With the transport closed a reopen is already on its way; it resets anyway.
+            if case .closed = phase { return }
             beginRecovery(.hardwareError(code: code), now: now, transportClosed: false, into: &actions)
         case .unknown, .leMeta(.unknown):
             counters.unknownEvents += 1
