@@ -67,7 +67,7 @@ public struct AdvertiserTable: Sendable {
 
     /// Records one report, decoding the match keys itself.
     public mutating func record(
-        address: BluetoothAddress, addressType: AddressType, rssi: Int8, txPower: Int8? = nil,
+        address: BluetoothAddress, addressType: AddressType, rssi: Int8?, txPower: Int8? = nil,
         connectable: Bool, isScanResponse: Bool = false, data: ArraySlice<UInt8>,
         match: TagMatch?, at time: Instant
     ) {
@@ -77,12 +77,12 @@ public struct AdvertiserTable: Sendable {
 
     /// Records one report with keys already extracted for matching.
     /// - Parameters:
-    ///   - rssi: dBm; 127 (unavailable) counts the report but adds no sample.
+    ///   - rssi: dBm; nil or 127 (not available) counts the report but adds no sample.
     ///   - txPower: the report's own TX power (extended reports), nil or 127 if absent.
     ///   - isScanResponse: scan responses are kept apart from advertisements so that a
     ///     name sent only in the response stays visible.
     public mutating func record(
-        address: BluetoothAddress, addressType: AddressType, rssi: Int8, txPower: Int8? = nil,
+        address: BluetoothAddress, addressType: AddressType, rssi: Int8?, txPower: Int8? = nil,
         connectable: Bool, isScanResponse: Bool = false, data: ArraySlice<UInt8>,
         keys: AdvertisementKeys, match: TagMatch?, at time: Instant
     ) {
@@ -98,12 +98,12 @@ public struct AdvertiserTable: Sendable {
     @inline(__always)
     private static func update(
         _ entry: inout Entry, samples: inout [Int8], sampleBase: Int, window: Int,
-        rssi: Int8, txPower: Int8?, connectable: Bool, isScanResponse: Bool,
+        rssi: Int8?, txPower: Int8?, connectable: Bool, isScanResponse: Bool,
         data: ArraySlice<UInt8>, keys: AdvertisementKeys, match: TagMatch?, at time: Instant
     ) {
         entry.reports &+= 1
         entry.lastHeard = time
-        if rssi != rssiUnavailable {
+        if let rssi, rssi != rssiUnavailable {
             samples[sampleBase + entry.rssiCount % window] = rssi
             entry.rssiCount &+= 1
             entry.rssiLast = rssi
