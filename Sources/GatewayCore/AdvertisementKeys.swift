@@ -14,16 +14,34 @@ public struct AdvertisementKeys: Hashable, Sendable {
     public init() {}
 
     public init(scanning data: ArraySlice<UInt8>) {
-        var iterator = AdvertisingData(data).makeIterator()
-        while let structure = iterator.next() {
-            let value = structure.value
-            guard ADStructure.lengthIsValid(type: structure.type, count: value.count) else {
+        // Walked through a raw buffer: slicing an ArraySlice per structure retains and
+        // releases its storage, which is a third of the cost of this whole function.
+        data.withUnsafeBufferPointer { scan($0) }
+    }
+
+    private mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) {
+        var index = 0
+        let end = bytes.count
+        while index < end {
+            let length = Int(bytes[index])
+            // Zero length: the Core spec's early end of the data (and legacy padding).
+            guard length > 0 else { return }
+            let valueEnd = index + 1 + length
+            guard valueEnd <= end else {
+                malformations.insert(.lengthPastEnd)
+                return
+            }
+            let type = ADType(rawValue: bytes[index + 1])
+            // Within bounds: index + 2 ≤ valueEnd ≤ end.
+            let value = UnsafeBufferPointer(rebasing: bytes[(index + 2) ..< valueEnd])
+            index = valueEnd
+            guard ADStructure.lengthIsValid(type: type, count: value.count) else {
                 malformations.insert(.invalidFieldLength)
                 continue
             }
-            switch structure.type {
+            switch type {
             case .manufacturerSpecificData where iBeacon == nil:
-                switch IBeacon.decode(manufacturerData: value) {
+                switch IBeacon.decode(manufacturerBytes: value) {
                 case let .iBeacon(beacon): iBeacon = beacon
                 case .truncated: malformations.insert(.truncatedIBeacon)
                 case .notIBeacon: break
@@ -33,7 +51,7 @@ public struct AdvertisementKeys: Hashable, Sendable {
                 // the full decode so that the hot path never builds a String.
                 guard value.uint16LE(at: 0) == 0xFEAA, value.byte(at: 2) == EddystoneFrame.FrameType.uid.rawValue
                 else { break }
-                let frame = value.dropFirst(2)
+                let frame = UnsafeBufferPointer(rebasing: value[2...])
                 if let uid = EddystoneUID(frame: frame), let power = frame.byte(at: 1) {
                     eddystoneUID = uid
                     eddystoneTxPower = Int8(bitPattern: power)
@@ -46,7 +64,6 @@ public struct AdvertisementKeys: Hashable, Sendable {
                 break
             }
         }
-        malformations.formUnion(iterator.malformations)
     }
 
     public init(scanning data: [UInt8]) { self.init(scanning: data[...]) }

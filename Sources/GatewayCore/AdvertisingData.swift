@@ -60,7 +60,10 @@ public struct ADStructure: Hashable, Sendable {
     }
 }
 
-extension ArraySlice where Element == UInt8 {
+/// Checked reads of untrusted bytes, for both `ArraySlice` and the unsafe buffers the hot
+/// path walks (whose subscripts are not bounds-checked in optimised builds, so every
+/// read here checks first).
+extension RandomAccessCollection where Element == UInt8, Index == Int {
     /// The byte `offset` places after the start, or nil past the end: untrusted data is
     /// never indexed without a check.
     @inline(__always)

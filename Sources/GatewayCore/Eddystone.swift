@@ -92,7 +92,8 @@ public struct EddystoneUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// From a UID frame (frame type and TX power first).
-    init?(frame: ArraySlice<UInt8>) {
+    @inline(__always)
+    init?<Bytes: RandomAccessCollection>(frame: Bytes) where Bytes.Element == UInt8, Bytes.Index == Int {
         guard frame.count >= EddystoneFrame.uidLength,
               let high = frame.uint16BE(at: 2), let low = frame.uintBE(at: 4, count: 8),
               let id = frame.uintBE(at: 12, count: 6)

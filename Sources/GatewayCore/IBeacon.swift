@@ -31,6 +31,12 @@ public struct IBeacon: Hashable, Sendable, CustomStringConvertible {
     /// Decodes the value of a manufacturer-specific-data structure (company id included).
     /// Extra trailing bytes are tolerated: some tags append one.
     public static func decode(manufacturerData value: ArraySlice<UInt8>) -> DecodeResult {
+        decode(manufacturerBytes: value)
+    }
+
+    @inline(__always)
+    static func decode<Bytes: RandomAccessCollection>(manufacturerBytes value: Bytes) -> DecodeResult
+        where Bytes.Element == UInt8, Bytes.Index == Int {
         guard value.uint16LE(at: 0) == CompanyIdentifier.apple.rawValue,
               value.byte(at: 2) == typeIBeacon, value.byte(at: 3) == payloadLength
         else { return .notIBeacon }

@@ -4,15 +4,23 @@ import _CryptoExtras
 
 /// An identity resolving key: recognises the resolvable private addresses a device
 /// generates with it (Core Specification Vol 3 Part H §2.2.2, Vol 6 Part B §1.3.2.2).
-public struct IdentityResolvingKey: Hashable, Sendable {
+public struct IdentityResolvingKey: Hashable, @unchecked Sendable {
     /// The 16 key bytes, most significant first, as configuration files write them.
     public let bytes: [UInt8]
+    /// Made once: building a `SymmetricKey` allocates and would double the cost of each
+    /// resolution. `@unchecked Sendable` because this swift-crypto does not mark
+    /// `SymmetricKey` Sendable although it is immutable after creation.
+    private let key: SymmetricKey
 
     /// Nil unless exactly 16 bytes.
     public init?(_ bytes: [UInt8]) {
         guard bytes.count == 16 else { return nil }
         self.bytes = bytes
+        key = SymmetricKey(data: bytes)
     }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.bytes == rhs.bytes }
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
     /// The random address hash function ah(k, r) = e(k, r') mod 2^24, r' = 13 zero
     /// octets ‖ r. The Core spec's `e` is AES-128 with the most significant octet of key
@@ -25,9 +33,7 @@ public struct IdentityResolvingKey: Hashable, Sendable {
         block[15] = UInt8(truncatingIfNeeded: prand)
         // Only fails for a wrong key or block size, both fixed at 16 here; a failure
         // must still not resolve anything, hence the impossible hash.
-        // `SymmetricKey` is not Sendable in this swift-crypto, so it is made per call; that
-        // is fine because the resolution cache keeps this off the per-report path.
-        guard (try? AES.permute(&block, key: SymmetricKey(data: bytes))) != nil else { return UInt32.max }
+        guard (try? AES.permute(&block, key: key)) != nil else { return UInt32.max }
         return UInt32(block[13]) << 16 | UInt32(block[14]) << 8 | UInt32(block[15])
     }
 

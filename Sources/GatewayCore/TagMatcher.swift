@@ -64,6 +64,11 @@ public struct TagMatcher: Sendable {
         public var ignoredTagId: String
     }
 
+    public init(tags: [(tagId: String, personId: String, identities: [TagIdentity])], resolutionCacheCapacity: Int = 4096) {
+        self.init(tags: tags.map { ConfiguredTag(tagId: $0.tagId, personId: $0.personId, identities: $0.identities) },
+                  resolutionCacheCapacity: resolutionCacheCapacity)
+    }
+
     public init(tags: [ConfiguredTag], resolutionCacheCapacity: Int = 4096) {
         self.tags = []
         cache = ResolvedAddressCache(capacity: resolutionCacheCapacity)

@@ -98,10 +98,13 @@ final class AdvertiserTableTests: XCTestCase {
         }
         table.record(address: address, addressType: .randomDevice, rssi: AdvertiserTable.rssiUnavailable,
                      connectable: false, data: [], match: nil, at: ms(6000))
+        table.record(address: address, addressType: .randomDevice, rssi: nil,
+                     connectable: false, data: [], match: nil, at: ms(6500))
         let stats = try XCTUnwrap(table.advertiser(address: address, addressType: .randomDevice, now: ms(10_000))?.rssi)
         // Window holds -50 -51 -52 -53: lower middle of the sorted window is -52.
         XCTAssertEqual(stats, .init(last: -53, median: -52, min: -90, max: -30))
-        XCTAssertEqual(table.advertiser(address: address, addressType: .randomDevice, now: ms(10_000))?.reportsPerSecond, 0.7)
+        XCTAssertEqual(table.advertiser(address: address, addressType: .randomDevice, now: ms(10_000))?.reportsPerSecond, 0.8)
+        XCTAssertEqual(table.advertiser(address: address, addressType: .randomDevice, now: ms(10_000))?.reports, 8)
     }
 
     func testTableIsBoundedAndEvictsLeastRecentlyHeard() {

@@ -110,6 +110,11 @@ final class TagMatcherTests: XCTestCase {
         XCTAssertEqual(matcher.counters.malformed.truncatedIBeacon, 1)
     }
 
+    func testTupleInitialiser() {
+        var matcher = TagMatcher(tags: [(tagId: "t", personId: "p", identities: [.address(staticAddress)])])
+        XCTAssertEqual(matcher.match(address: staticAddress, addressType: .randomDevice, data: [])?.personId, "p")
+    }
+
     func testDuplicateIdentityKeepsFirstTagAndReportsConflict() throws {
         let shared = TagIdentity.address(staticAddress)
         var matcher = TagMatcher(tags: [
