@@ -8,6 +8,11 @@ import PackageDescription
 //   Host           command flow, controller bring-up and recovery, scanning
 //   GatewayCore    advertisement decoding, tag matching, (presence, proofs)
 //   Config         TOML configuration and its validation
+//   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
+//   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
+//   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
+//   Journal        log lines for the journal, sd_notify
+//   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
     name: "beacon-gateway",
@@ -43,13 +48,32 @@ let package = Package(
             dependencies: ["GatewayCore", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
+        // C libraries through module maps only; no C type leaks above the file that wraps it.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
+        .target(name: "Store", dependencies: ["CSQLite", "EventLoop"], path: "Sources/Store"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop"], path: "Sources/Forwarder"),
+        .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
+        .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
+        .target(
+            name: "Agent",
+            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal"],
+            path: "Sources/Agent"
+        ),
         .executableTarget(
             name: "BeaconGatewayCLI",
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config",
+                "Store", "Forwarder", "LEDs", "Journal", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"
+        ),
+        .executableTarget(
+            name: "PresenceBenchmark",
+            dependencies: ["GatewayCore", "EventLoop"],
+            path: "Benchmarks/PresenceBenchmark"
         ),
 
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], path: "Tests/EventLoopTests"),
@@ -58,5 +82,10 @@ let package = Package(
         .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], path: "Tests/GatewayCoreTests"),
         .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
+        .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
+        .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
+        .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
+        .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
+        .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
     ]
 )

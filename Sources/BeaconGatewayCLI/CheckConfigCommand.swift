@@ -1,5 +1,6 @@
 import ArgumentParser
 import Config
+import Journal
 
 /// `beacon-gateway check-config`: validates the configuration and prints it with
 /// defaults filled in and secrets masked; every problem is listed at once.

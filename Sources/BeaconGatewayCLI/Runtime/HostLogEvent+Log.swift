@@ -1,4 +1,5 @@
 import Host
+import Journal
 
 extension LogSink {
     /// The host layer's notable happenings as log lines.

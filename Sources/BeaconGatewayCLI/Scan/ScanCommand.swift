@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import GatewayCore
 import HCITransport
+import Journal
 
 /// `beacon-gateway scan`: a live view of every advertiser the controller hears.
 struct ScanCommand: ParsableCommand {

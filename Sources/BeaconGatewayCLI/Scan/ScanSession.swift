@@ -7,6 +7,7 @@ import GatewayCore
 import HCI
 import HCITransport
 import Host
+import Journal
 
 /// One run of `beacon-gateway scan`: transport → host → decoding and matching →
 /// the advertiser table → the terminal or JSON lines.
@@ -243,19 +244,4 @@ func terminalRows() -> Int {
     var size = winsize()
     guard ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0 else { return 24 }
     return Int(size.ws_row)
-}
-
-/// Writes all of `text` to standard output (unbuffered: the table and JSON lines must
-/// appear when they are made, not when a buffer fills).
-func writeStandardOutput(_ text: String) {
-    var text = text
-    text.withUTF8 { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(1, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            if written <= 0 { break }
-            offset += written
-        }
-    }
 }

@@ -3,16 +3,16 @@ import Glibc
 #endif
 
 /// Severity of a log line, ordered; raw values are syslog priorities (sd-daemon prefixes).
-enum Severity: Int32, Comparable, CaseIterable {
+public enum Severity: Int32, Comparable, CaseIterable, Sendable {
     case error = 3
     case warning = 4
     case notice = 5
     case info = 6
     case debug = 7
 
-    static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rawValue > rhs.rawValue }
+    public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rawValue > rhs.rawValue }
 
-    var name: String {
+    public var name: String {
         switch self {
         case .error: "error"
         case .warning: "warning"
@@ -28,16 +28,16 @@ enum Severity: Int32, Comparable, CaseIterable {
 /// Under systemd (JOURNAL_STREAM names our stderr) each line starts with an sd-daemon
 /// priority prefix (`<6>`) and no timestamp, since the journal adds its own; on a
 /// terminal lines carry a UTC timestamp and the level name.
-struct LogSink {
-    var minimumLevel: Severity
-    let journalPrefixes: Bool
+public struct LogSink: Sendable {
+    public var minimumLevel: Severity
+    public let journalPrefixes: Bool
 
-    init(minimumLevel: Severity = .info, journalPrefixes: Bool = LogSink.stderrIsJournal()) {
+    public init(minimumLevel: Severity = .info, journalPrefixes: Bool = LogSink.stderrIsJournal()) {
         self.minimumLevel = minimumLevel
         self.journalPrefixes = journalPrefixes
     }
 
-    func log(_ level: Severity, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+    public func log(_ level: Severity, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= minimumLevel else { return }
         var line = journalPrefixes ? "<\(level.rawValue)>" : "\(LogSink.utcTimestamp()) \(level.name) "
         line += message
@@ -49,7 +49,7 @@ struct LogSink {
 
     /// Values with spaces, quotes or control characters are quoted, so a line always
     /// splits back into the same fields (names in advertisements are untrusted).
-    static func quoted(_ value: String) -> String {
+    public static func quoted(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 || $0.value == 0x7F }
         guard needsQuotes else { return value }
         var out = "\""
@@ -71,7 +71,7 @@ struct LogSink {
 
     /// JOURNAL_STREAM is "DEVICE:INODE" of the stream systemd connected; it only counts
     /// when it is still our stderr (a child of a service may have been redirected).
-    static func stderrIsJournal() -> Bool {
+    public static func stderrIsJournal() -> Bool {
         guard let raw = getenv("JOURNAL_STREAM") else { return false }
         let parts = String(cString: raw).split(separator: ":")
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]) else { return false }
@@ -81,7 +81,7 @@ struct LogSink {
     }
 
     /// `2026-11-22T04:35:12.345Z`
-    static func utcTimestamp() -> String {
+    public static func utcTimestamp() -> String {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         var seconds = ts.tv_sec

@@ -1,0 +1,1 @@
+print("presence benchmark: not yet written")

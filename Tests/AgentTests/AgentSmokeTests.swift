@@ -1,0 +1,6 @@
+import XCTest
+@testable import Agent
+
+final class AgentSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

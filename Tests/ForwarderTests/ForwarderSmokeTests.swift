@@ -1,0 +1,6 @@
+import XCTest
+@testable import Forwarder
+
+final class ForwarderSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

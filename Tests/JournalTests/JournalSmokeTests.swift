@@ -1,0 +1,6 @@
+import XCTest
+@testable import Journal
+
+final class JournalSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import LEDs
+
+final class LEDsSmokeTests: XCTestCase {
+    func testModuleLoads() {}
+}
