@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Agent
 import Config
 import EventLoop
 import GatewayCore

@@ -8,21 +8,28 @@ import Host
 /// advertising reports and state changes up.
 ///
 /// The host decides *when* (backoff, probes, timeouts); this class only does the I/O.
-final class ControllerLink {
-    let loop: EventLoop
-    let transport: any HCITransport
-    private(set) var host: HostController
+public final class ControllerLink {
+    public let loop: EventLoop
+    public let transport: any HCITransport
+    public private(set) var host: HostController
 
     /// Reports of one HCI event, with the time they arrived.
-    var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
-    var onStateChange: (HostState) -> Void = { _ in }
-    var onLog: (HostLogEvent) -> Void = { _ in }
+    public var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
+    public var onStateChange: (HostState) -> Void = { _ in }
+    public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
-    var onFatalError: (TransportError) -> Void = { _ in }
+    public var onFatalError: (TransportError) -> Void = { _ in }
     /// A replayed capture has ended.
-    var onExhausted: () -> Void = {}
+    public var onExhausted: () -> Void = {}
+    /// HCI events the host does not consume itself (connections, disconnections,
+    /// completed packets, other LE subevents), for the data path and proofs.
+    public var onEvent: (HCIEvent, Instant) -> Void = { _, _ in }
+    /// ACL data from the controller.
+    public var onACLData: (HCIPacket, Instant) -> Void = { _, _ in }
+    /// The end of a command submitted with `submit`.
+    public var onCommandFinished: (HostCommandResult, Instant) -> Void = { _, _ in }
     /// The last reason the transport could not be used, for the final message.
-    private(set) var lastTransportError: TransportError?
+    public private(set) var lastTransportError: TransportError?
 
     /// Errors after which reopening is pointless; everything else is retried with backoff.
     private let isPermanent: (TransportError) -> Bool
@@ -36,7 +43,7 @@ final class ControllerLink {
     private var isHandling = false
     private var stopped = false
 
-    init(loop: EventLoop, transport: any HCITransport, configuration: HostConfiguration,
+    public init(loop: EventLoop, transport: any HCITransport, configuration: HostConfiguration,
          isPermanent: @escaping (TransportError) -> Bool) {
         self.loop = loop
         self.transport = transport
@@ -45,12 +52,12 @@ final class ControllerLink {
         actions.reserveCapacity(16)
     }
 
-    func start() {
+    public func start() {
         open()
     }
 
     /// Stops everything and gives the controller back (for `hciN`, to the kernel).
-    func stop() {
+    public func stop() {
         stopped = true
         if let hostTimer { _ = loop.cancel(hostTimer) }
         if let reopenTimer { _ = loop.cancel(reopenTimer) }
@@ -59,6 +66,26 @@ final class ControllerLink {
         driver?.stop()
         driver = nil
         transport.close()
+    }
+
+    /// Sends a command of a layer above (connections, accept list, advertising) through
+    /// the host's command flow; its end comes back through `onCommandFinished`.
+    public func submit(packet: HCIPacket, opcode: Opcode, token: UInt64, recoverOnTimeout: Bool = true) {
+        let now = loop.now
+        let actions = host.submit(packet: packet, opcode: opcode, token: token, now: now, recoverOnTimeout: recoverOnTimeout)
+        for action in actions { perform(action, now: now) }
+        armHostTimer()
+    }
+
+    /// Sends an ACL data packet as it is. Flow control (controller buffer credits) is the
+    /// caller's: the data path counts credits before it calls this.
+    public func sendACL(_ packet: HCIPacket) {
+        guard let driver else { return }
+        do {
+            try driver.send(packet)
+        } catch {
+            transportFailed(error)
+        }
     }
 
     // MARK: Transport
@@ -147,9 +174,12 @@ final class ControllerLink {
             onStateChange(state)
         case .log(let event):
             onLog(event)
-        case .event, .aclData, .commandFinished:
-            // Connections, ACL and client commands belong to later layers (proofs).
-            break
+        case .event(let event):
+            onEvent(event, now)
+        case .aclData(let packet):
+            onACLData(packet, now)
+        case .commandFinished(let result):
+            onCommandFinished(result, now)
         }
     }
 

@@ -3,7 +3,7 @@ import Journal
 
 extension LogSink {
     /// The host layer's notable happenings as log lines.
-    func log(_ event: HostLogEvent) {
+    public func log(_ event: HostLogEvent) {
         switch event {
         case .bringUpStarted:
             log(.debug, "controller bring-up started")
