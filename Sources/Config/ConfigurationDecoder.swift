@@ -9,7 +9,7 @@ struct ConfigurationDecoder {
     let baseDirectory: String
 
     /// `nil` only when something was reported.
-    mutating func decode(root values: [String: ConfigValue]) -> GatewayConfiguration? {
+    func decode(root values: [String: ConfigValue]) -> GatewayConfiguration? {
         var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
         // A missing [gateway] is reported as its missing id; a [gateway] of the wrong type
         // was reported already.

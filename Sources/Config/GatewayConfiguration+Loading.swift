@@ -69,7 +69,7 @@ extension GatewayConfiguration {
         }
 
         let diagnostics = Diagnostics(file: file, index: index)
-        var decoder = ConfigurationDecoder(
+        let decoder = ConfigurationDecoder(
             diagnostics: diagnostics, fileSystem: fileSystem, baseDirectory: directory(of: file)
         )
         let configuration = decoder.decode(root: root)
