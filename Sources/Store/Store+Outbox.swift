@@ -194,3 +194,15 @@ extension Store {
         }
     }
 }
+
+extension Store {
+    /// Whether any event is pending (cheap: one index probe).
+    public func hasPending() throws(StoreError) -> Bool {
+        var found = false
+        try statements.anyPending.query { _ in
+            found = true
+            return false
+        }
+        return found
+    }
+}

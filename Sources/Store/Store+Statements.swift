@@ -24,6 +24,7 @@ extension Store {
         let countsByState: SQLiteStatement
         let oldestPending: SQLiteStatement
         let dataVersion: SQLiteStatement
+        let anyPending: SQLiteStatement
 
         init(_ connection: SQLiteConnection) throws(StoreError) {
             keyExists = try connection.prepare("SELECT 1 FROM events WHERE idempotency_key = ?")
@@ -56,6 +57,7 @@ extension Store {
             oldestPending = try connection.prepare(
                 "SELECT created_ms FROM events WHERE state = 0 ORDER BY sequence LIMIT 1")
             dataVersion = try connection.prepare("PRAGMA data_version")
+            anyPending = try connection.prepare("SELECT 1 FROM events WHERE state = 0 LIMIT 1")
         }
     }
 
