@@ -1,0 +1,64 @@
+import ArgumentParser
+import Config
+import Journal
+import Store
+
+/// Where the store is: the configuration's `gateway.state_dir`, or `--state-dir`.
+struct OutboxLocation: ParsableArguments {
+    @Option(name: .long, help: "Configuration file (its gateway.state_dir holds the store).")
+    var config: String = defaultConfigurationPath
+
+    @Option(name: .long, help: "The state directory, instead of reading the configuration.")
+    var stateDir: String?
+
+    func storePath() throws -> String {
+        if let stateDir { return Store.path(stateDirectory: stateDir) }
+        do {
+            return Store.path(stateDirectory: try GatewayConfiguration.load(path: config).gateway.stateDirectory)
+        } catch {
+            printError(error.description)
+            throw GatewayExitCode.configurationError
+        }
+    }
+
+    func openStore() throws -> Store {
+        let path = try storePath()
+        do {
+            return try Store(path: path)
+        } catch {
+            printError("outbox: \(error.description)")
+            throw GatewayExitCode.runtimeFailure
+        }
+    }
+}
+
+/// Store failures in commands: a message and exit code 1.
+func orFail<T>(_ body: () throws(StoreError) -> T) throws -> T {
+    do {
+        return try body()
+    } catch {
+        printError("outbox: \(error.description)")
+        throw GatewayExitCode.runtimeFailure
+    }
+}
+
+/// `--state pending,dead`: state names, validated.
+func parseStates(_ text: String) throws -> Set<OutboxState> {
+    var states: Set<OutboxState> = []
+    for name in text.split(separator: ",") {
+        let trimmed = name.trimmingCharacters(inSet: " ")
+        if trimmed == "all" { return Set(OutboxState.allCases) }
+        guard let state = OutboxState(name: trimmed) else {
+            throw ValidationError("unknown state \"\(trimmed)\"; use pending, sent, rejected, dead or all")
+        }
+        states.insert(state)
+    }
+    guard !states.isEmpty else { throw ValidationError("name at least one state: pending, sent, rejected, dead or all") }
+    return states
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(inSet character: Character) -> String {
+        String(drop { $0 == character }.reversed().drop { $0 == character }.reversed())
+    }
+}

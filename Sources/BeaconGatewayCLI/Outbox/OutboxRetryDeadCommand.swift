@@ -1,0 +1,21 @@
+import ArgumentParser
+import EventLoop
+import Journal
+import Store
+
+/// `outbox retry-dead`: dead letters back to pending; the running service notices
+/// within a second and sends them again.
+struct OutboxRetryDeadCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "retry-dead",
+        abstract: "Put every dead letter back in the queue, to be sent again."
+    )
+
+    @OptionGroup var location: OutboxLocation
+
+    func run() throws {
+        let store = try location.openStore()
+        let count = try orFail { () throws(StoreError) in try store.retryDead(nowMillis: SystemClock().wallMilliseconds) }
+        writeStandardOutput("\(count) dead letter\(count == 1 ? "" : "s") queued again\n")
+    }
+}

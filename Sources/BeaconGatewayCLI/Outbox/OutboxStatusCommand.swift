@@ -1,0 +1,60 @@
+import ArgumentParser
+import EventLoop
+import Forwarder
+import GatewayCore
+import Journal
+import Store
+
+/// `outbox status`: counts per state, backlog age, last success and last error class.
+struct OutboxStatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Counts per state, oldest pending age, last success and the last error class."
+    )
+
+    @OptionGroup var location: OutboxLocation
+
+    @Flag(name: .long, help: "One JSON object instead of text.")
+    var json = false
+
+    func run() throws {
+        let store = try location.openStore()
+        let now = SystemClock().wallMilliseconds
+        let status = try orFail { () throws(StoreError) in try store.status(nowMillis: now) }
+        let amber = ForwarderStatus(outbox: status, inFlight: 0, authRefused: status.isFailing && status.lastErrorClass == .auth).amber
+        let errorClass = status.isFailing ? status.lastErrorClass?.rawValue : nil
+        if json {
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("pending"); writer.number(status.pending)
+            writer.key("sent"); writer.number(status.sent)
+            writer.key("rejected"); writer.number(status.rejected)
+            writer.key("dead"); writer.number(status.dead)
+            writer.key("backlog"); writer.number(status.backlog)
+            writer.key("oldestPendingAgeSeconds")
+            if let age = status.oldestPendingAgeMillis { writer.number(Double(age) / 1_000, fractionDigits: 3) } else { writer.null() }
+            writer.key("lastSuccess"); writer.string(status.lastSuccessMillis.map { isoTimestamp(millis: $0) })
+            writer.key("lastErrorClass"); writer.string(errorClass)
+            writer.key("lastError"); writer.string(status.isFailing ? status.lastError : nil)
+            writer.key("lastErrorAt"); writer.string(status.lastErrorMillis.map { isoTimestamp(millis: $0) })
+            writer.key("lastSequence"); writer.number(Int(truncatingIfNeeded: status.lastSequence))
+            writer.key("amber"); writer.string("\(amber)")
+            writer.endObject()
+            writeStandardOutput(writer.text + "\n")
+            return
+        }
+        var text = "outbox \(store.path)\n"
+        text += "  pending \(status.pending) · sent \(status.sent) · rejected \(status.rejected) · dead \(status.dead)\n"
+        if let age = status.oldestPendingAgeMillis { text += "  oldest pending: \(age / 1_000) s old\n" }
+        text += "  last success: \(status.lastSuccessMillis.map { isoTimestamp(millis: $0) } ?? "never")\n"
+        if let errorClass {
+            text += "  failing: \(errorClass) (\(status.lastError ?? "")) since \(status.lastErrorMillis.map { isoTimestamp(millis: $0) } ?? "?")\n"
+            if errorClass == DeliveryErrorClass.auth.rawValue {
+                text += "  the server refuses the gateway's token (401/403): check server.token_file\n"
+            }
+        }
+        if status.dead > 0 { text += "  \(status.dead) dead letter(s): `beacon-gateway outbox list --state dead`, then `outbox retry-dead`\n" }
+        text += "  last sequence: \(status.lastSequence) · amber: \(amber)\n"
+        writeStandardOutput(text)
+    }
+}

@@ -1,0 +1,56 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `server.ca_file` *adds* a CA (SPEC §7): libcurl is given the system bundle and the
+/// file together, so the server may use either a public or a private CA.
+enum CABundle {
+    /// Where Debian (and Raspberry Pi OS) keep the system's trusted CAs.
+    static let systemBundlePaths = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt"]
+    static let maximumSize = 4 << 20
+
+    static func load(caFile: String) throws(ForwarderError) -> [UInt8] {
+        guard let extra = read(caFile) else {
+            throw .caFile(path: caFile, reason: "cannot be read (\(String(cString: strerror(errno))))")
+        }
+        guard extra.count <= maximumSize else { throw .caFile(path: caFile, reason: "is larger than 4 MiB") }
+        guard contains(extra, Array("-----BEGIN CERTIFICATE-----".utf8)) else {
+            throw .caFile(path: caFile, reason: "holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        }
+        var bundle: [UInt8] = []
+        for path in systemBundlePaths {
+            if let system = read(path), system.count <= maximumSize {
+                bundle = system
+                break
+            }
+        }
+        if let last = bundle.last, last != 0x0A { bundle.append(0x0A) }
+        return bundle + extra
+    }
+
+    private static func read(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while bytes.count <= maximumSize {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            bytes += chunk[0 ..< count]
+        }
+        return bytes
+    }
+
+    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        for start in 0 ... (haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start ..< start + needle.count].elementsEqual(needle) { return true }
+        }
+        return false
+    }
+}

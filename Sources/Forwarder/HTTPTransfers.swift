@@ -1,0 +1,286 @@
+import CCurl
+import EventLoop
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One POST to send.
+struct TransferRequest {
+    var url: String
+    var headers: [String]
+    var body: [UInt8]
+    var timeout: Duration
+    var connectTimeout: Duration
+    /// Extra trusted CAs (PEM, the system bundle included), or `nil` for the defaults.
+    var caBundle: [UInt8]?
+}
+
+/// libcurl's multi interface on the event loop: curl tells us (socket and timer
+/// callbacks) which descriptors to watch and when to wake it; the loop calls back and we
+/// hand the event to `curl_multi_socket_action`. Nothing here ever blocks the loop.
+///
+/// This file is the only one that touches libcurl.
+final class HTTPTransfers {
+    typealias Completion = (id: UInt64, result: AttemptResult)
+
+    private let loop: EventLoop
+    private let multi: UnsafeMutableRawPointer
+    private var sockets: [Int32: EventLoop.Registration] = [:]
+    private var timer: EventLoop.TimerHandle?
+    private var transfers: [UInt64: Transfer] = [:]
+    private var nextID: UInt64 = 1
+    /// Called with every batch of finished transfers (one `socket_action`'s worth), so
+    /// the caller can record them in one store transaction.
+    var onCompletions: ([Completion]) -> Void = { _ in }
+
+    /// The state of one transfer that libcurl's callbacks reach through a raw pointer.
+    final class Transfer {
+        let id: UInt64
+        let easy: UnsafeMutableRawPointer
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        var retryAfter: String?
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+
+        init(id: UInt64, easy: UnsafeMutableRawPointer) {
+            self.id = id
+            self.easy = easy
+        }
+
+        deinit {
+            curl_slist_free_all(headerList)
+        }
+    }
+
+    private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
+
+    init(loop: EventLoop, maxConnections: Int) throws(ForwarderError) {
+        guard Self.globalInit, let multi = curl_multi_init() else { throw .curl("libcurl could not be initialised") }
+        self.loop = loop
+        self.multi = multi
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        ccurl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
+        ccurl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
+        ccurl_multi_setopt_socket_function(multi) { _, socket, what, userp, _ in
+            guard let userp else { return 0 }
+            Unmanaged<HTTPTransfers>.fromOpaque(userp).takeUnretainedValue().watch(socket: socket, what: what)
+            return 0
+        }
+        ccurl_multi_setopt_timer_function(multi) { _, timeoutMillis, userp in
+            guard let userp else { return 0 }
+            Unmanaged<HTTPTransfers>.fromOpaque(userp).takeUnretainedValue().armTimer(milliseconds: timeoutMillis)
+            return 0
+        }
+        // HTTP/2 multiplexing when the server offers it (ALPN), keep-alive otherwise.
+        ccurl_multi_setopt_long(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX)
+        setMaxConnections(maxConnections)
+    }
+
+    deinit {
+        cancelAll()
+        curl_multi_cleanup(multi)
+    }
+
+    var count: Int { transfers.count }
+
+    func setMaxConnections(_ count: Int) {
+        ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, count))
+        ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, count))
+    }
+
+    /// Starts a POST; its result comes through `onCompletions`.
+    func start(_ request: TransferRequest) throws(ForwarderError) -> UInt64 {
+        guard let easy = curl_easy_init() else { throw .curl("curl_easy_init failed") }
+        let id = nextID
+        nextID &+= 1
+        let transfer = Transfer(id: id, easy: easy)
+        for line in request.headers {
+            guard let list = curl_slist_append(transfer.headerList, line) else {
+                curl_easy_cleanup(easy)
+                throw .curl("out of memory for headers")
+            }
+            transfer.headerList = list
+        }
+        var ok = true
+        func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
+        check(ccurl_setopt_string(easy, CURLOPT_URL, request.url))
+        check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(ccurl_setopt_long(easy, CURLOPT_POST, 1))
+        check(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count))
+        request.body.withUnsafeBytes { raw in
+            // COPYPOSTFIELDS copies POSTFIELDSIZE bytes now: our buffer may go away.
+            var bytes = Array(raw) + [0]
+            bytes.withUnsafeMutableBytes { check(ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)) }
+        }
+        check(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headerList))
+        check(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
+        check(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)))
+        check(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
+        check(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        check(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        // Verification is never switched off: https always checks the chain and the name.
+        check(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
+        check(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
+        if let bundle = request.caBundle {
+            var copy = bundle
+            copy.withUnsafeMutableBytes { raw in
+                var blob = curl_blob(data: raw.baseAddress, len: raw.count, flags: UInt32(CURL_BLOB_COPY))
+                check(ccurl_setopt_blob(easy, CURLOPT_CAINFO_BLOB, &blob))
+            }
+        }
+        transfer.errorBuffer.withUnsafeMutableBufferPointer { check(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, $0.baseAddress)) }
+        let transferPointer = Unmanaged.passUnretained(transfer).toOpaque()
+        check(ccurl_setopt_pointer(easy, CURLOPT_PRIVATE, transferPointer))
+        check(ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, transferPointer))
+        check(ccurl_setopt_write_function(easy, CURLOPT_HEADERFUNCTION) { buffer, size, count, userdata in
+            let length = size &* count
+            guard let buffer, let userdata else { return length }
+            let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+            transfer.noteHeader(UnsafeRawBufferPointer(start: buffer, count: length))
+            return length
+        })
+        // The body of the answer is not needed: read and dropped, so memory stays bounded.
+        check(ccurl_setopt_write_function(easy, CURLOPT_WRITEFUNCTION) { _, size, count, _ in size &* count })
+        guard ok else {
+            curl_easy_cleanup(easy)
+            throw .curl("libcurl refused an option (is it too old? 7.85 or newer is needed)")
+        }
+        transfers[id] = transfer
+        let added = curl_multi_add_handle(multi, easy)
+        guard added == CURLM_OK else {
+            transfers[id] = nil
+            curl_easy_cleanup(easy)
+            throw .curl(String(cString: curl_multi_strerror(added)))
+        }
+        return id
+    }
+
+    /// Abandons every transfer (no completion is reported for them).
+    func cancelAll() {
+        for transfer in transfers.values {
+            curl_multi_remove_handle(multi, transfer.easy)
+            curl_easy_cleanup(transfer.easy)
+        }
+        transfers.removeAll()
+        for registration in sockets.values { loop.unregister(registration) }
+        sockets.removeAll()
+        if let timer { loop.cancel(timer) }
+        timer = nil
+    }
+
+    // MARK: libcurl's callbacks
+
+    private func watch(socket: Int32, what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            if let registration = sockets.removeValue(forKey: socket) { loop.unregister(registration) }
+            return
+        }
+        let registration: EventLoop.Registration
+        if let existing = sockets[socket] {
+            registration = existing
+        } else {
+            registration = loop.register(fileDescriptor: socket) { [weak self] in
+                self?.act(socket: socket, events: CURL_CSELECT_IN)
+            }
+            sockets[socket] = registration
+        }
+        let wantsOutput = what == CURL_POLL_OUT || what == CURL_POLL_INOUT
+        loop.setWritableCallback(registration, wantsOutput ? { [weak self] in self?.act(socket: socket, events: CURL_CSELECT_OUT) } : nil)
+    }
+
+    private func armTimer(milliseconds: Int) {
+        if let timer { loop.cancel(timer) }
+        timer = nil
+        guard milliseconds >= 0 else { return }
+        // Not called from inside this callback: libcurl forbids re-entering socket_action.
+        timer = loop.schedule(after: .milliseconds(milliseconds)) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            self.act(socket: Self.socketTimeout, events: 0)
+        }
+    }
+
+    /// CURL_SOCKET_TIMEOUT (a macro Swift cannot import).
+    private static let socketTimeout: Int32 = -1
+
+    private func act(socket: Int32, events: Int32) {
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(multi, socket, events, &running)
+        collectFinished()
+    }
+
+    private func collectFinished() {
+        var finished: [Completion] = []
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = ccurl_message_result(message)
+            var privatePointer: UnsafeMutablePointer<CChar>?
+            ccurl_getinfo_pointer(easy, CURLINFO_PRIVATE, &privatePointer)
+            curl_multi_remove_handle(multi, easy)
+            guard let privatePointer else {
+                curl_easy_cleanup(easy)
+                continue
+            }
+            let transfer = Unmanaged<Transfer>.fromOpaque(UnsafeRawPointer(privatePointer)).takeUnretainedValue()
+            finished.append((transfer.id, result(of: transfer, code: code)))
+            transfers[transfer.id] = nil
+            curl_easy_cleanup(easy)
+        }
+        if !finished.isEmpty { onCompletions(finished) }
+    }
+
+    private func result(of transfer: Transfer, code: CURLcode) -> AttemptResult {
+        guard code == CURLE_OK else {
+            let detail = transfer.errorBuffer.withUnsafeBufferPointer { buffer in
+                String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            let summary = String(cString: curl_easy_strerror(code))
+            return .failure(Self.failure(code: code, message: detail.isEmpty ? summary : "\(summary): \(detail)"))
+        }
+        var status = 0
+        ccurl_getinfo_long(transfer.easy, CURLINFO_RESPONSE_CODE, &status)
+        return .response(status: status, retryAfter: transfer.retryAfter)
+    }
+
+    static func failure(code: CURLcode, message: String) -> TransportFailure {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT:
+            return TransportFailure(kind: .timeout, message: message)
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return TransportFailure(kind: .connect, message: message)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_CERTPROBLEM, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_CRL_BADFILE:
+            return TransportFailure(kind: .tls, message: "TLS: \(message)")
+        case CURLE_WEIRD_SERVER_REPLY, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_UNSUPPORTED_PROTOCOL:
+            return TransportFailure(kind: .protocolError, message: message)
+        default:
+            return TransportFailure(kind: .network, message: message)
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        Int(clamping: Backoff.milliseconds(duration))
+    }
+}
+
+extension HTTPTransfers.Transfer {
+    /// Keeps `Retry-After` from the final response's headers (a new status line resets
+    /// it, so a 100 Continue's headers do not count). Bounded: a header line longer than
+    /// 256 bytes is not one we need.
+    func noteHeader(_ line: UnsafeRawBufferPointer) {
+        if line.starts(with: Array("HTTP/".utf8)) {
+            retryAfter = nil
+            return
+        }
+        let name = Array("retry-after:".utf8)
+        guard line.count > name.count, line.count <= 256 else { return }
+        for (index, byte) in name.enumerated() {
+            let got = line[index] >= 0x41 && line[index] <= 0x5A ? line[index] + 0x20 : line[index]
+            guard got == byte else { return }
+        }
+        let value = line[name.count...].filter { $0 != 0x0D && $0 != 0x0A }
+        retryAfter = String(decoding: value, as: UTF8.self)
+    }
+}

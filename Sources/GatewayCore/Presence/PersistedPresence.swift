@@ -1,0 +1,131 @@
+import HCI
+
+/// One person's presence state as stored across restarts (SPEC §4, §8).
+///
+/// Times are wall-clock milliseconds since the Unix epoch: monotonic time starts again at
+/// boot. The store keeps `encode()`'s bytes opaquely, in the same transaction as the
+/// event that changed them; `init?(decoding:)` refuses anything that is not exactly a
+/// record (wrong magic or version, bad lengths, unknown state, trailing bytes).
+public struct PersistedPresence: Hashable, Sendable {
+    public var personId: String
+    public var state: PresenceState
+    /// Open visit's start (its checkin's timestamp); nil without a visit.
+    public var visitStartWallMilliseconds: Int64?
+    /// When UNCONFIRMED began; nil unless UNCONFIRMED.
+    public var unconfirmedSinceWallMilliseconds: Int64?
+    /// The person's last sample; nil when never heard.
+    public var lastSampleWallMilliseconds: Int64?
+    /// The visit's deciding tag and its last address.
+    public var tagId: String
+    public var address: BluetoothAddress
+    public var addressType: AddressType
+    public var txPower: Int?
+
+    public init(personId: String, state: PresenceState, visitStartWallMilliseconds: Int64?,
+                unconfirmedSinceWallMilliseconds: Int64?, lastSampleWallMilliseconds: Int64?,
+                tagId: String, address: BluetoothAddress, addressType: AddressType, txPower: Int?) {
+        self.personId = personId
+        self.state = state
+        self.visitStartWallMilliseconds = visitStartWallMilliseconds
+        self.unconfirmedSinceWallMilliseconds = unconfirmedSinceWallMilliseconds
+        self.lastSampleWallMilliseconds = lastSampleWallMilliseconds
+        self.tagId = tagId
+        self.address = address
+        self.addressType = addressType
+        self.txPower = txPower
+    }
+
+    /// "BGPS": beacon-gateway presence state.
+    static let magic: [UInt8] = [0x42, 0x47, 0x50, 0x53]
+    static let version: UInt8 = 1
+    /// Ids are short; anything longer is not a record this gateway wrote.
+    static let maximumIdLength = 1024
+
+    private struct Present: OptionSet {
+        let rawValue: UInt8
+        static let visitStart = Present(rawValue: 1 << 0)
+        static let unconfirmedSince = Present(rawValue: 1 << 1)
+        static let lastSample = Present(rawValue: 1 << 2)
+        static let txPower = Present(rawValue: 1 << 3)
+        static let all: Present = [.visitStart, .unconfirmedSince, .lastSample, .txPower]
+    }
+
+    /// magic(4) version(1) state(1) present(1) visitStart(8) unconfirmedSince(8)
+    /// lastSample(8) address(6) addressType(1) txPower(1) personIdLength(2) personId
+    /// tagIdLength(2) tagId; integers little-endian, absent values written as 0.
+    public func encode() -> [UInt8] {
+        var present: Present = []
+        if visitStartWallMilliseconds != nil { present.insert(.visitStart) }
+        if unconfirmedSinceWallMilliseconds != nil { present.insert(.unconfirmedSince) }
+        if lastSampleWallMilliseconds != nil { present.insert(.lastSample) }
+        if txPower != nil { present.insert(.txPower) }
+        var bytes = Self.magic
+        bytes += [Self.version, state.rawValue, present.rawValue]
+        for value in [visitStartWallMilliseconds, unconfirmedSinceWallMilliseconds, lastSampleWallMilliseconds] {
+            let raw = UInt64(bitPattern: value ?? 0)
+            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: raw >> UInt64(shift))) }
+        }
+        bytes += address.littleEndianBytes
+        bytes.append(addressType.rawValue)
+        bytes.append(UInt8(bitPattern: Int8(clamping: txPower ?? 0)))
+        for id in [personId, tagId] {
+            let utf8 = Array(id.utf8.prefix(Self.maximumIdLength))
+            bytes += [UInt8(truncatingIfNeeded: utf8.count), UInt8(truncatingIfNeeded: utf8.count >> 8)]
+            bytes += utf8
+        }
+        return bytes
+    }
+
+    public init?(decoding bytes: [UInt8]) {
+        var reader = Reader(bytes: bytes)
+        guard reader.take(4) == Self.magic, reader.byte() == Self.version,
+              let state = reader.byte().flatMap(PresenceState.init(rawValue:)),
+              let presentRaw = reader.byte()
+        else { return nil }
+        let present = Present(rawValue: presentRaw)
+        guard present.isSubset(of: .all),
+              let visitStart = reader.int64(), let unconfirmedSince = reader.int64(), let lastSample = reader.int64(),
+              let addressBytes = reader.take(6), let addressType = reader.byte(), let txPower = reader.byte(),
+              let personId = reader.string(maximumLength: Self.maximumIdLength),
+              let tagId = reader.string(maximumLength: Self.maximumIdLength),
+              reader.isAtEnd
+        else { return nil }
+        self.init(personId: personId, state: state,
+                  visitStartWallMilliseconds: present.contains(.visitStart) ? visitStart : nil,
+                  unconfirmedSinceWallMilliseconds: present.contains(.unconfirmedSince) ? unconfirmedSince : nil,
+                  lastSampleWallMilliseconds: present.contains(.lastSample) ? lastSample : nil,
+                  tagId: tagId, address: BluetoothAddress(littleEndianBytes: addressBytes),
+                  addressType: AddressType(rawValue: addressType),
+                  txPower: present.contains(.txPower) ? Int(Int8(bitPattern: txPower)) : nil)
+    }
+
+    /// Bounds-checked reading of untrusted bytes.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        var isAtEnd: Bool { offset == bytes.count }
+
+        mutating func take(_ count: Int) -> [UInt8]? {
+            guard count >= 0, bytes.count - offset >= count else { return nil }
+            defer { offset += count }
+            return Array(bytes[offset ..< offset + count])
+        }
+
+        mutating func byte() -> UInt8? { take(1)?.first }
+
+        mutating func int64() -> Int64? {
+            guard let raw = take(8) else { return nil }
+            var value: UInt64 = 0
+            for (index, byte) in raw.enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
+            return Int64(bitPattern: value)
+        }
+
+        mutating func string(maximumLength: Int) -> String? {
+            guard let length = take(2) else { return nil }
+            let count = Int(length[0]) | Int(length[1]) << 8
+            guard count <= maximumLength, let utf8 = take(count) else { return nil }
+            return String(validating: utf8, as: UTF8.self)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import EventLoop
+import HCI
+
+/// Samples and the signal-driven transitions of SPEC §4.
+extension PresenceEngine {
+    /// The RSSI a report can carry (HCI: −127…20 dBm; 127 means "not available").
+    public static let validRSSI = -127 ... 20
+
+    /// One advertising report of a configured tag. `tagIndex` is `TagMatch.tagIndex`.
+    ///
+    /// Timers of this person that are due at `time` fire first (so a late sample cannot
+    /// rescue a visit whose leave debounce already ran out), then the sample is filtered
+    /// and the person moves if the signal says so.
+    public mutating func sample(tagIndex: Int, rssi: Int, address: BluetoothAddress, addressType: AddressType,
+                                txPower: Int?, at time: Instant) -> [PresenceEvent] {
+        guard let slot = tagSlot(forTagIndex: tagIndex) else {
+            counters.unknownTag &+= 1
+            return []
+        }
+        guard Self.validRSSI.contains(rssi) else {
+            counters.invalidRSSI &+= 1
+            return []
+        }
+        counters.samples &+= 1
+        let now = monotonic(time)
+        let person = Int(tags[slot].person)
+        var events: [PresenceEvent] = []
+        fireDue(person: person, now: now, into: &events)
+
+        append(slot: slot, time: now, rssi: Int8(truncatingIfNeeded: rssi))
+        tags[slot].address = address
+        tags[slot].addressType = addressType
+        if let txPower {
+            tags[slot].txPower = Int8(clamping: txPower)
+        }
+        persons[person].lastSample = now
+
+        if persons[person].state == .outside {
+            setState(person: person, to: .nearby, at: now, into: &events)
+        }
+        evaluate(person: person, now: now, into: &events)
+        schedule(person: person)
+        return events
+    }
+
+    /// The signal-driven transitions: NEARBY → PRESENT, PRESENT → UNCONFIRMED,
+    /// UNCONFIRMED → PRESENT.
+    mutating func evaluate(person: Int, now: Int64, into events: inout [PresenceEvent]) {
+        let state = persons[person].state
+        guard state != .outside else { return }
+        guard let signal = signal(person: person, now: now) else { return }
+        switch state {
+        case .nearby:
+            guard signal.rssi > limits.enter else { return }
+            var handshake: PresenceDecision.Handshake?
+            if persons[person].requireProof {
+                switch proof(person: person, now: now) {
+                case let .valid(roundTripMs):
+                    handshake = .init(ok: true, roundTripMilliseconds: roundTripMs)
+                case let .missing(reason):
+                    if !persons[person].waitingReported {
+                        persons[person].waitingReported = true
+                        events.append(.waitingForProof(personId: persons[person].id, reason: reason))
+                    }
+                    return
+                }
+            }
+            persons[person].visitStart = now
+            persons[person].decidingTag = signal.tag
+            persons[person].waitingReported = false
+            setState(person: person, to: .present, at: now, into: &events)
+            let series = self.series(slot: Int(signal.tag), now: now)
+            counters.checkins &+= 1
+            events.append(.checkin(decision(person: person, tag: Int(signal.tag), timestamp: now, decidedAt: now,
+                                            series: series, handshake: handshake)))
+        case .present:
+            guard signal.rssi <= limits.exit else { return }
+            beginUnconfirmed(person: person, tag: signal.tag, at: now, into: &events)
+        case .unconfirmed:
+            guard signal.rssi > limits.enter else { return }
+            // Same visit: no event, and no new proof needed.
+            persons[person].unconfirmedSince = Self.never
+            persons[person].unconfirmedSeries = []
+            setState(person: person, to: .present, at: now, into: &events)
+        case .outside:
+            return
+        }
+    }
+
+    mutating func beginUnconfirmed(person: Int, tag: Int32, at now: Int64, into events: inout [PresenceEvent]) {
+        persons[person].unconfirmedSince = now
+        persons[person].decidingTag = tag
+        persons[person].unconfirmedSeries = series(slot: Int(tag), now: now)
+        setState(person: person, to: .unconfirmed, at: now, into: &events)
+    }
+
+    mutating func setState(person: Int, to state: PresenceState, at now: Int64, into events: inout [PresenceEvent]) {
+        let from = persons[person].state
+        guard from != state else { return }
+        persons[person].state = state
+        events.append(.stateChanged(personId: persons[person].id, from: from, to: state, at: Instant(nanoseconds: now)))
+    }
+
+    func decision(person: Int, tag: Int, timestamp: Int64, decidedAt: Int64, series: [Int8],
+                  handshake: PresenceDecision.Handshake?) -> PresenceDecision {
+        let slot = tag >= 0 && tag < tags.count ? tags[tag] : nil
+        let visitStart = persons[person].visitStart
+        return PresenceDecision(
+            personId: persons[person].id,
+            tagId: slot?.id ?? "",
+            tagIndex: slot?.matcherIndex ?? -1,
+            address: slot?.address ?? BluetoothAddress(rawValue: 0),
+            addressType: slot?.addressType ?? .publicDevice,
+            timestamp: Instant(nanoseconds: timestamp),
+            decidedAt: Instant(nanoseconds: decidedAt),
+            visitStart: Instant(nanoseconds: visitStart),
+            timestampWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: timestamp)),
+            decidedAtWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: decidedAt)),
+            visitStartWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: visitStart)),
+            rssiSeries: series.map(Int.init),
+            txPower: slot?.txPower.map(Int.init),
+            handshake: handshake
+        )
+    }
+}

@@ -1,0 +1,110 @@
+import EventLoop
+
+/// The timers of SPEC §4: lost (PRESENT), leave (UNCONFIRMED) and away (NEARBY).
+extension PresenceEngine {
+    /// Fires every timer due at or before `now`; returns what happened, in deadline order.
+    public mutating func advance(to instant: Instant) -> [PresenceEvent] {
+        let now = monotonic(instant)
+        var events: [PresenceEvent] = []
+        while let top = heap.first, top.time <= now {
+            _ = heap.popFirst()
+            let person = Int(top.person)
+            // Stale: the person was rescheduled (earlier) or needs no timer any more.
+            guard person >= 0, person < persons.count, persons[person].scheduledAt == top.time else { continue }
+            persons[person].scheduledAt = Self.never
+            fireDue(person: person, now: now, into: &events)
+            schedule(person: person)
+        }
+        return events
+    }
+
+    /// The person's one running timer, if any.
+    func deadline(person: Int) -> Int64? {
+        let slot = persons[person]
+        switch slot.state {
+        case .outside: return nil
+        case .nearby: return Self.saturatingAdd(slot.lastSample, limits.awayAfter)
+        case .present: return Self.saturatingAdd(slot.lastSample, limits.lostAfter)
+        case .unconfirmed: return Self.saturatingAdd(slot.unconfirmedSince, limits.leaveAfter)
+        }
+    }
+
+    static func saturatingAdd(_ a: Int64, _ b: Int64) -> Int64 {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? (b > 0 ? .max : .min) : sum
+    }
+
+    /// Runs the person's timers that are due at `now`. A transition happens at its
+    /// deadline (that is the time of the state change and of a checkout's UNCONFIRMED
+    /// start); a checkout is decided at `now`. At most three steps (PRESENT →
+    /// UNCONFIRMED → NEARBY → OUTSIDE), when the driver was late for all of them.
+    mutating func fireDue(person: Int, now: Int64, into events: inout [PresenceEvent]) {
+        for _ in 0 ..< 4 {
+            guard let due = deadline(person: person), due <= now else { return }
+            switch persons[person].state {
+            case .outside:
+                return
+            case .nearby:
+                persons[person].waitingReported = false
+                setState(person: person, to: .outside, at: due, into: &events)
+            case .present:
+                // Lost: no sample for lost_after_s. The last heard tag stands for the visit.
+                beginUnconfirmed(person: person, tag: lastHeardTag(person: person), at: due, into: &events)
+            case .unconfirmed:
+                let slot = persons[person]
+                counters.checkouts &+= 1
+                let checkout = decision(person: person, tag: Int(slot.decidingTag), timestamp: slot.unconfirmedSince,
+                                        decidedAt: now, series: slot.unconfirmedSeries, handshake: nil)
+                let silentFor = due &- slot.lastSample
+                let next: PresenceState = silentFor >= limits.awayAfter ? .outside : .nearby
+                persons[person].visitStart = Self.never
+                persons[person].unconfirmedSince = Self.never
+                persons[person].unconfirmedSeries = []
+                persons[person].waitingReported = false
+                setState(person: person, to: next, at: due, into: &events)
+                events.append(.checkout(checkout))
+            }
+        }
+    }
+
+    func lastHeardTag(person: Int) -> Int32 {
+        var best = persons[person].decidingTag
+        var bestTime = Self.never
+        for slot in persons[person].tagSlots where tags[Int(slot)].lastSample > bestTime {
+            best = slot
+            bestTime = tags[Int(slot)].lastSample
+        }
+        return best
+    }
+
+    /// Makes sure the person's deadline is in the heap. An entry at or before the
+    /// deadline is enough: when it pops, the person is rescheduled at the true one.
+    mutating func schedule(person: Int) {
+        guard let due = deadline(person: person) else {
+            persons[person].scheduledAt = Self.never
+            return
+        }
+        let current = persons[person].scheduledAt
+        if current != Self.never, current <= due { return }
+        heap.push(.init(time: due, person: Int32(person)))
+        persons[person].scheduledAt = due
+        // Earlier reschedules leave stale entries; bound them.
+        if heap.count > 2 * persons.count + 64 { rebuildHeap() }
+    }
+
+    mutating func rebuildHeap() {
+        heap.removeAll(keepingCapacity: true)
+        for person in persons.indices where persons[person].scheduledAt != Self.never {
+            heap.push(.init(time: persons[person].scheduledAt, person: Int32(person)))
+        }
+    }
+
+    /// Schedules every person from scratch (after a restore or a reload).
+    mutating func rescheduleAll() {
+        heap.removeAll(keepingCapacity: true)
+        for person in persons.indices {
+            persons[person].scheduledAt = Self.never
+            schedule(person: person)
+        }
+    }
+}

@@ -1,0 +1,192 @@
+import EventLoop
+import HCI
+
+/// Per-person presence at the door (SPEC §4) as a sans-IO state machine.
+///
+/// Inputs are samples (from `TagMatcher` matches), the passing of time (`advance(to:)`),
+/// proof results and configuration reloads; outputs are `PresenceEvent`s. Time is always
+/// handed in: the engine never reads a clock.
+///
+/// Filter: a person's signal is the strongest filtered RSSI of their tags; a tag's filtered
+/// RSSI at t is the median of its samples in `(t − window, t]`, valid only with at least
+/// `minSamples` of them. For an even count the median is the mean of the two middle
+/// samples rounded down (toward the weaker signal), so two samples of −70 and −69 give
+/// −70, which does not exceed an `enter_rssi` of −70.
+///
+/// When the filter is looked at: on every sample of the person, on a proof, and at the
+/// person's timer deadlines. Samples ageing out of the window while no new sample
+/// arrives do not by themselves move a person; silence is what `lost_after_s` and
+/// `away_after_s` are for.
+///
+/// Timers: each person has at most one deadline (NEARBY: away, PRESENT: lost,
+/// UNCONFIRMED: leave), kept in a min-heap, so `advance(to:)` and `nextDeadline` cost
+/// O(log n) per due timer, not a scan of every person. The driver arms one event-loop
+/// timer at `nextDeadline` and calls `advance(to:)` when it fires; `nextDeadline` may
+/// be earlier than any real deadline (a stale heap entry), in which case `advance`
+/// simply returns nothing and `nextDeadline` moves on. Calling `advance` late is fine:
+/// state times are the deadlines themselves and only `decidedAt` is the call's time.
+///
+/// Hot path: `sample(tagIndex:…)` does integer work only — an array lookup, a ring
+/// buffer of the tag's samples (bounded by `samplesPerTag`, in one flat array for all
+/// tags), a median over a stack buffer — and allocates nothing unless an event results.
+///
+/// Time must not go backwards: an input older than the newest one seen is treated as
+/// happening at that newest time.
+public struct PresenceEngine: Sendable {
+    public internal(set) var settings: PresenceSettings
+    /// Turns decisions' instants into wall-clock milliseconds; set at `init` or `restore`.
+    public var wallClock: WallClockMapping
+    public internal(set) var counters = Counters()
+
+    public struct Counters: Hashable, Sendable {
+        /// Samples taken into a tag's window.
+        public var samples = 0
+        /// Samples for a tag index no person carries (e.g. a matcher newer than the engine).
+        public var unknownTag = 0
+        /// Samples with an RSSI outside −127…20 dBm: not a real measurement, ignored.
+        public var invalidRSSI = 0
+        public var checkins = 0
+        public var checkouts = 0
+    }
+
+    // Storage shared by the engine's files (one concern each).
+    var persons: [PersonSlot] = []
+    var tags: [TagSlot] = []
+    /// Matcher tag index → slot in `tags`, −1 for none.
+    var slotByTagIndex: [Int32] = []
+    var personById: [String: Int32] = [:]
+    /// All tags' rings, `capacity` entries per tag slot: times (ns) and RSSI (dBm).
+    var ringTimes: [Int64] = []
+    var ringRSSI: [Int8] = []
+    var capacity: Int
+    var minSamples: Int
+    /// The settings in the units the hot path compares (ns, dBm), computed once.
+    var limits: Limits
+    var heap = DeadlineHeap()
+    /// The newest time any input carried: later inputs never go before it.
+    var latest = Int64.min
+
+    struct Limits: Sendable {
+        var enter: Int
+        var exit: Int
+        var window: Int64
+        var lostAfter: Int64
+        var leaveAfter: Int64
+        var awayAfter: Int64
+        var proofTTL: Int64
+
+        init(_ settings: PresenceSettings) {
+            enter = settings.enterRSSI
+            exit = settings.exitRSSI
+            // Negative durations make no sense; zero is the most they can mean.
+            window = max(settings.window.nanosecondsClamped, 0)
+            lostAfter = max(settings.lostAfter.nanosecondsClamped, 0)
+            leaveAfter = max(settings.leaveAfter.nanosecondsClamped, 0)
+            awayAfter = max(settings.awayAfter.nanosecondsClamped, 0)
+            proofTTL = max(settings.proofTTL.nanosecondsClamped, 0)
+        }
+    }
+
+    /// Absent values in the slots' times.
+    static let never = Int64.min
+
+    struct TagSlot: Sendable {
+        var id: String
+        var matcherIndex: Int
+        var person: Int32
+        /// Ring: index of the oldest sample (relative to the tag's base) and sample count.
+        var head: Int32 = 0
+        var count: Int32 = 0
+        var lastSample = PresenceEngine.never
+        var address = BluetoothAddress(rawValue: 0)
+        var addressType = AddressType.publicDevice
+        var txPower: Int8?
+        var proofAt = PresenceEngine.never
+        var proofRoundTripMs = 0
+        var lockedUntil = PresenceEngine.never
+    }
+
+    struct PersonSlot: Sendable {
+        var id: String
+        var requireProof: Bool
+        var tagSlots: [Int32]
+        var state = PresenceState.outside
+        var lastSample = PresenceEngine.never
+        var visitStart = PresenceEngine.never
+        var unconfirmedSince = PresenceEngine.never
+        /// The tag slot whose signal decided the last transition of the visit.
+        var decidingTag: Int32
+        /// The deciding tag's window when UNCONFIRMED began: the checkout's `rssiSeries`.
+        var unconfirmedSeries: [Int8] = []
+        var waitingReported = false
+        /// The time of this person's live heap entry, `never` when none.
+        var scheduledAt = PresenceEngine.never
+    }
+
+    public init(settings: PresenceSettings, persons: [PresencePerson],
+                wallClock: WallClockMapping = WallClockMapping(anchor: .zero, wallMilliseconds: 0)) {
+        self.settings = settings
+        self.wallClock = wallClock
+        capacity = settings.ringCapacity
+        minSamples = settings.effectiveMinSamples
+        limits = Limits(settings)
+        build(persons: persons)
+    }
+
+    /// Lays out the slots for `persons`; every person OUTSIDE. Duplicate person ids and
+    /// tag indices keep their first occurrence (the configuration refuses them anyway).
+    mutating func build(persons newPersons: [PresencePerson]) {
+        persons = []
+        tags = []
+        personById = [:]
+        var maxIndex = -1
+        for person in newPersons where personById[person.id] == nil {
+            let personSlot = Int32(persons.count)
+            var tagSlots: [Int32] = []
+            for tag in person.tags where tag.index >= 0 && tag.index <= Int(Int32.max) {
+                tagSlots.append(Int32(tags.count))
+                tags.append(TagSlot(id: tag.id, matcherIndex: tag.index, person: personSlot))
+                maxIndex = max(maxIndex, tag.index)
+            }
+            personById[person.id] = personSlot
+            persons.append(PersonSlot(id: person.id, requireProof: person.requireProof, tagSlots: tagSlots,
+                                      decidingTag: tagSlots.first ?? -1))
+        }
+        // Only as large as the largest index some tag uses; a hostile index was filtered.
+        slotByTagIndex = Array(repeating: -1, count: maxIndex + 1)
+        for (slot, tag) in tags.enumerated() where slotByTagIndex[tag.matcherIndex] < 0 {
+            slotByTagIndex[tag.matcherIndex] = Int32(slot)
+        }
+        ringTimes = Array(repeating: 0, count: tags.count * capacity)
+        ringRSSI = Array(repeating: 0, count: tags.count * capacity)
+        heap.removeAll(keepingCapacity: false)
+    }
+
+    // MARK: Queries
+
+    /// The person's state; nil for an unknown id.
+    public func state(of personId: String) -> PresenceState? {
+        personById[personId].map { persons[Int($0)].state }
+    }
+
+    /// Persons with an open visit (PRESENT or UNCONFIRMED), for the status line.
+    public var openVisits: Int { persons.reduce(0) { $0 + ($1.state.hasOpenVisit ? 1 : 0) } }
+
+    public var personCount: Int { persons.count }
+
+    /// The earliest time `advance(to:)` may have something to do; nil when no timer runs.
+    public var nextDeadline: Instant? { heap.first.map { Instant(nanoseconds: $0.time) } }
+
+    /// The person index for a matcher tag index, if a person carries that tag.
+    func tagSlot(forTagIndex index: Int) -> Int? {
+        guard index >= 0, index < slotByTagIndex.count else { return nil }
+        let slot = slotByTagIndex[index]
+        return slot < 0 ? nil : Int(slot)
+    }
+
+    /// Clamps an input's time so that time never goes backwards inside the engine.
+    mutating func monotonic(_ instant: Instant) -> Int64 {
+        if instant.nanoseconds > latest { latest = instant.nanoseconds }
+        return latest
+    }
+}

@@ -1,0 +1,76 @@
+/// One event as the outbox holds it.
+public struct OutboxEntry: Hashable, Sendable {
+    public var sequence: Int64
+    public var idempotencyKey: String
+    public var type: String
+    public var personId: String
+    /// The JSON body, exactly as it is sent.
+    public var body: [UInt8]
+    public var state: OutboxState
+    public var attempts: Int
+    public var nextAttemptMillis: Int64
+    public var lastStatus: Int?
+    public var lastError: String?
+    public var createdAtMillis: Int64
+    public var updatedAtMillis: Int64
+
+    public init(sequence: Int64, idempotencyKey: String, type: String, personId: String, body: [UInt8],
+                state: OutboxState, attempts: Int, nextAttemptMillis: Int64, lastStatus: Int?,
+                lastError: String?, createdAtMillis: Int64, updatedAtMillis: Int64) {
+        self.sequence = sequence
+        self.idempotencyKey = idempotencyKey
+        self.type = type
+        self.personId = personId
+        self.body = body
+        self.state = state
+        self.attempts = attempts
+        self.nextAttemptMillis = nextAttemptMillis
+        self.lastStatus = lastStatus
+        self.lastError = lastError
+        self.createdAtMillis = createdAtMillis
+        self.updatedAtMillis = updatedAtMillis
+    }
+}
+
+/// What the forwarder may send now, and when to look again.
+public struct DeliveryBatch: Hashable, Sendable {
+    /// Due events, in sequence order, at most one per person, each its person's oldest
+    /// pending event.
+    public var entries: [OutboxEntry]
+    /// The earliest time a person's oldest pending event (not returned, not excluded)
+    /// becomes due; `nil` when there is none.
+    public var nextDueMillis: Int64?
+}
+
+/// The outbox in numbers, for `outbox status`, `STATUS=` and the amber LED.
+public struct OutboxStatus: Hashable, Sendable {
+    public var pending: Int
+    public var sent: Int
+    public var rejected: Int
+    public var dead: Int
+    /// Age of the oldest pending event; `nil` when none is pending.
+    public var oldestPendingAgeMillis: Int64?
+    public var lastSuccessMillis: Int64?
+    public var lastErrorMillis: Int64?
+    public var lastErrorClass: DeliveryErrorClass?
+    public var lastError: String?
+    /// The highest sequence ever allocated (0 before the first event).
+    public var lastSequence: Int64
+
+    /// Events waiting to be delivered.
+    public var backlog: Int { pending }
+    /// Whether the last attempt failed after the last success: the server is unreachable
+    /// or refusing.
+    public var isFailing: Bool {
+        guard let lastErrorMillis else { return false }
+        return lastErrorMillis >= (lastSuccessMillis ?? Int64.min)
+    }
+}
+
+/// How one delivery attempt ended, as recorded by `Store.record(_:atMillis:)`.
+public enum DeliveryRecord: Hashable, Sendable {
+    case sent(sequence: Int64, status: Int)
+    case rejected(sequence: Int64, status: Int)
+    case dead(sequence: Int64, status: Int, error: String)
+    case retry(sequence: Int64, atMillis: Int64, errorClass: DeliveryErrorClass, error: String)
+}

@@ -1,0 +1,185 @@
+/// The gateway's durable state in one SQLite file: the outbox of events (with the
+/// gateway's sequence) and the persisted presence records.
+///
+/// One connection, used from one thread (the event loop); other processes (the `outbox`
+/// command) may open the same file at the same time: WAL lets them read while the agent
+/// writes, and `busy_timeout` makes writers wait for each other instead of failing.
+///
+/// Durability (SPEC §8): event commits run with `synchronous=FULL`, so a commit that
+/// returned survives a power cut. Delivery bookkeeping (sent, retry) runs with
+/// `synchronous=NORMAL`: after a power cut it may be lost, which only means an event is
+/// sent once more under the same idempotency key and the server answers 200.
+public final class Store {
+    /// The file name inside `gateway.state_dir`.
+    public static let fileName = "gateway.sqlite"
+    /// The schema this code writes (`PRAGMA user_version`).
+    public static let schemaVersion: Int32 = 1
+
+    public let path: String
+    public let configuration: StoreConfiguration
+    let connection: SQLiteConnection
+    let statements: Statements
+    /// Undelivered rows as this process last counted them plus what it appended since;
+    /// recounted exactly before refusing anything (see `StoreConfiguration.maximumEvents`).
+    var undeliveredEstimate: Int
+    var appendsSinceRecount = 0
+    private var inTransaction = false
+    private var lastDataVersion: Int64 = 0
+
+    /// The path of the store inside a state directory.
+    public static func path(stateDirectory: String) -> String {
+        stateDirectory.hasSuffix("/") ? stateDirectory + fileName : stateDirectory + "/" + fileName
+    }
+
+    /// Opens (creating if needed) the store at `path`. The directory must exist.
+    public init(path: String, configuration: StoreConfiguration = .init()) throws(StoreError) {
+        self.path = path
+        self.configuration = configuration
+        connection = try SQLiteConnection(path: path, busyTimeoutMillis: configuration.busyTimeoutMillis)
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;")
+        try Self.migrate(connection)
+        statements = try Statements(connection)
+        undeliveredEstimate = 0
+        undeliveredEstimate = try countUndelivered()
+        lastDataVersion = try dataVersion()
+    }
+
+    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        let version = try connection.prepare("PRAGMA user_version")
+        var found: Int32 = 0
+        try version.query { row in
+            found = Int32(truncatingIfNeeded: row.int64(0))
+            return false
+        }
+        if found > schemaVersion { throw .unsupportedSchema(found: found, supported: schemaVersion) }
+        guard found < schemaVersion else { return }
+        // Created in one transaction with the version stamp, so a crash half-way leaves
+        // version 0 and the next start simply creates again.
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute("""
+                CREATE TABLE IF NOT EXISTS meta (
+                    name TEXT PRIMARY KEY,
+                    int_value INTEGER,
+                    text_value TEXT
+                ) WITHOUT ROWID;
+                INSERT OR IGNORE INTO meta (name, int_value) VALUES ('next_sequence', 1);
+                CREATE TABLE IF NOT EXISTS events (
+                    sequence INTEGER PRIMARY KEY,
+                    idempotency_key TEXT NOT NULL UNIQUE,
+                    type TEXT NOT NULL,
+                    person_id TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    state INTEGER NOT NULL DEFAULT 0,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    next_attempt_ms INTEGER NOT NULL,
+                    last_status INTEGER,
+                    last_error TEXT,
+                    created_ms INTEGER NOT NULL,
+                    updated_ms INTEGER NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS events_by_state ON events (state, sequence);
+                CREATE TABLE IF NOT EXISTS presence (
+                    person_id TEXT PRIMARY KEY,
+                    record BLOB NOT NULL
+                ) WITHOUT ROWID;
+                PRAGMA user_version = \(schemaVersion);
+                """)
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` as one atomic transaction: the events it appends (each with its
+    /// sequence) and the presence records it saves are all stored, or none is.
+    ///
+    /// Returns once the transaction is on disk (`synchronous=FULL`).
+    public func commit(_ body: (inout StoreTransaction) throws(StoreError) -> Void) throws(StoreError) {
+        guard !inTransaction else { throw .nestedTransaction }
+        inTransaction = true
+        defer { inTransaction = false }
+        try connection.execute("BEGIN IMMEDIATE")
+        var transaction = StoreTransaction(store: self)
+        do {
+            try body(&transaction)
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+        undeliveredEstimate += transaction.appended
+    }
+
+    /// A transaction for bookkeeping whose loss after a power cut is harmless.
+    func relaxedTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        guard !inTransaction else { throw .nestedTransaction }
+        inTransaction = true
+        defer { inTransaction = false }
+        try connection.execute("PRAGMA synchronous=NORMAL; BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try connection.execute("COMMIT; PRAGMA synchronous=FULL")
+            return result
+        } catch {
+            try? connection.execute("ROLLBACK")
+            try? connection.execute("PRAGMA synchronous=FULL")
+            throw error
+        }
+    }
+
+    // MARK: Presence
+
+    /// Every saved presence record: person id → the bytes the presence layer saved.
+    public func loadPresence() throws(StoreError) -> [String: [UInt8]] {
+        var records: [String: [UInt8]] = [:]
+        try statements.loadPresence.query { row in
+            records[row.text(0)] = row.blob(1)
+            return true
+        }
+        return records
+    }
+
+    // MARK: Other processes
+
+    /// Whether another connection (another process) committed since the last call: the
+    /// forwarder polls this to notice `outbox retry-dead` or events appended elsewhere.
+    public func hasExternalChanges() throws(StoreError) -> Bool {
+        let version = try dataVersion()
+        defer { lastDataVersion = version }
+        return version != lastDataVersion
+    }
+
+    private func dataVersion() throws(StoreError) -> Int64 {
+        var version: Int64 = 0
+        try statements.dataVersion.query { row in
+            version = row.int64(0)
+            return false
+        }
+        return version
+    }
+
+    func countUndelivered() throws(StoreError) -> Int {
+        var count = 0
+        try statements.countUndelivered.query { row in
+            count = Int(row.int64(0))
+            return false
+        }
+        appendsSinceRecount = 0
+        return count
+    }
+
+    /// Checks the file: `PRAGMA integrity_check`'s answer, "ok" when sound.
+    public func integrityCheck() throws(StoreError) -> String {
+        let check = try connection.prepare("PRAGMA integrity_check")
+        var lines: [String] = []
+        try check.query { row in
+            lines.append(row.text(0))
+            return lines.count < 20
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,30 @@
+/// What went wrong in the store, with SQLite's own words where it had any.
+public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The database could not be opened or created (missing directory, permissions).
+    case open(path: String, message: String)
+    /// The file was written by a newer gateway (its schema version is higher than ours).
+    case unsupportedSchema(found: Int32, supported: Int32)
+    /// A statement failed; `code` is SQLite's primary result code.
+    case sqlite(code: Int32, message: String)
+    /// Undelivered events reached `StoreConfiguration.maximumEvents`: the new event was
+    /// refused, not stored. Never silent: the caller logs it loudly and shows amber.
+    case outboxFull(undelivered: Int, maximum: Int)
+    /// `commit` was called from inside a transaction body.
+    case nestedTransaction
+    /// A value read back from the file is not what this gateway writes (a damaged or
+    /// foreign database): counted and reported, never trusted.
+    case corruptRow(String)
+
+    public var description: String {
+        switch self {
+        case let .open(path, message): "cannot open the store \(path): \(message)"
+        case let .unsupportedSchema(found, supported):
+            "the store has schema version \(found), newer than this gateway's \(supported); upgrade the gateway"
+        case let .sqlite(code, message): "SQLite error \(code): \(message)"
+        case let .outboxFull(undelivered, maximum):
+            "the outbox is full (\(undelivered) undelivered events, maximum \(maximum)): new events are refused until the server takes the backlog"
+        case .nestedTransaction: "a store transaction was opened inside another"
+        case let .corruptRow(what): "unexpected data in the store: \(what)"
+        }
+    }
+}

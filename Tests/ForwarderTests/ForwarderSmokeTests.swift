@@ -1,6 +1,0 @@
-import XCTest
-@testable import Forwarder
-
-final class ForwarderSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}

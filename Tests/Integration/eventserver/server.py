@@ -1,0 +1,310 @@
+"""The event server: stores events by Idempotency-Key (201 first, 200 duplicate), checks
+the §7 headers and body, and misbehaves on request through ``POST /_control``."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import pathlib
+import ssl
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+EVENTS_PATH = "/v1/attendance/events"
+MAX_BODY = 64 * 1024
+
+
+class Faults:
+    """What the server does wrong next; changed through POST /_control."""
+
+    def __init__(self) -> None:
+        self.fail_status: int | None = None
+        self.fail_until = 0.0
+        self.fail_requests = 0
+        self.retry_after: str | None = None
+        self.key_status: dict[str, int] = {}
+        self.next_statuses: list[int] = []
+        self.require_token: str | None = None
+        self.delay_ms = 0
+        self.drop_connections = 0
+        self.malformed = 0
+
+
+class State:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.faults = Faults()
+        self.events: dict[str, dict] = {}  # key -> body, in arrival order
+        self.requests: dict[str, int] = {}  # key -> POSTs seen (any answer)
+        self.log: list[dict] = []  # every POST: key, status, t, userId, sequence
+        self.header_problems: list[str] = []
+
+    def control(self, command: dict) -> dict:
+        f = self.faults
+        with self.lock:
+            if command.get("reset"):
+                self.faults = f = Faults()
+            if "clear" in command and command["clear"]:
+                self.events.clear()
+                self.requests.clear()
+                self.log.clear()
+            if "mode" in command or "fail_status" in command:
+                status = command.get("fail_status", command.get("mode"))
+                f.fail_status = int(status) if status not in (None, "ok", "off") else None
+                f.fail_until = time.monotonic() + float(command["for_seconds"]) if "for_seconds" in command else 0.0
+                f.fail_requests = int(command.get("for_requests", 0))
+                if "for_seconds" not in command and "for_requests" not in command:
+                    f.fail_until = float("inf")
+            if "retry_after" in command:
+                f.retry_after = None if command["retry_after"] is None else str(command["retry_after"])
+            if "reject_keys" in command:
+                for key in command["reject_keys"]:
+                    f.key_status[key] = int(command.get("status", 409))
+            if "status_for_next" in command:
+                f.next_statuses += [int(command["status_for_next"])] * int(command.get("count", 1))
+            if "require_token" in command:
+                f.require_token = command["require_token"]
+            if "delay_ms" in command:
+                f.delay_ms = int(command["delay_ms"])
+            if "drop_connections" in command:
+                f.drop_connections = int(command["drop_connections"])
+            if "malformed" in command:
+                f.malformed = int(command["malformed"])
+        return {"ok": True}
+
+    def snapshot(self) -> dict:
+        with self.lock:
+            return {
+                "events": dict(self.events),
+                "order": list(self.events.keys()),
+                "requests": dict(self.requests),
+                "log": list(self.log),
+                "headerProblems": list(self.header_problems),
+            }
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "eventserver/1"
+    state: State  # set on the subclass per server
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet by default
+        pass
+
+    def setup(self) -> None:
+        super().setup()
+        # Answers go out in one segment without waiting for the client's delayed ACK.
+        try:
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            pass
+
+    def _answer(self, status: int, body: dict | None = None, headers: dict | None = None) -> None:
+        payload = json.dumps(body if body is not None else {}).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        # Headers and body in one write (end_headers would flush the headers alone).
+        self._headers_buffer.append(b"\r\n")
+        self._headers_buffer.append(payload)
+        self.flush_headers()
+
+    def _read_body(self) -> bytes | None:
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+        except ValueError:
+            return None
+        if length < 0 or length > MAX_BODY:
+            return None
+        return self.rfile.read(length)
+
+    def do_GET(self) -> None:  # noqa: N802
+        if self.path == "/_events":
+            self._answer(200, self.state.snapshot())
+        elif self.path == "/_health":
+            self._answer(200, {"ok": True})
+        else:
+            self._answer(404, {"error": "not found"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self._read_body()
+        if body is None:
+            self._answer(413, {"error": "bad length"})
+            self.close_connection = True
+            return
+        if self.path == "/_control":
+            try:
+                command = json.loads(body or b"{}")
+            except json.JSONDecodeError:
+                self._answer(400, {"error": "control body must be JSON"})
+                return
+            self._answer(200, self.state.control(command))
+            return
+        if self.path != EVENTS_PATH:
+            self._answer(404, {"error": "not found"})
+            return
+        self._event(body)
+
+    def _event(self, body: bytes) -> None:
+        state = self.state
+        key = self.headers.get("Idempotency-Key", "")
+        try:
+            event = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            event = None
+        entry = {
+            "key": key,
+            "t": time.monotonic(),
+            "userId": event.get("userId") if isinstance(event, dict) else None,
+            "sequence": event.get("sequence") if isinstance(event, dict) else None,
+        }
+        with state.lock:
+            f = state.faults
+            state.requests[key] = state.requests.get(key, 0) + 1
+            action = None
+            if f.drop_connections > 0:
+                f.drop_connections -= 1
+                action = "drop"
+            elif f.malformed > 0:
+                f.malformed -= 1
+                action = "malformed"
+            delay = f.delay_ms / 1000.0
+        if action == "drop":
+            entry["status"] = "dropped"
+            self._log(entry)
+            self.close_connection = True
+            return
+        if action == "malformed":
+            entry["status"] = "malformed"
+            self._log(entry)
+            self.wfile.write(b"NOT-HTTP garbage \x00\xff\r\n\r\n")
+            self.close_connection = True
+            return
+        if delay > 0:
+            time.sleep(delay)
+        status, headers = self._decide(key, event)
+        entry["status"] = status
+        self._log(entry)
+        self._answer(status, {"status": status}, headers)
+
+    def _decide(self, key: str, event) -> tuple[int, dict]:
+        state = self.state
+        with state.lock:
+            f = state.faults
+            retry = {"Retry-After": f.retry_after} if f.retry_after is not None else {}
+            if f.require_token is not None and self.headers.get("Authorization") != f"Bearer {f.require_token}":
+                return 401, {}
+            if key in f.key_status:
+                return f.key_status[key], {}
+            if f.next_statuses:
+                return f.next_statuses.pop(0), retry
+            if f.fail_status is not None:
+                active = time.monotonic() < f.fail_until or f.fail_requests > 0
+                if f.fail_requests > 0:
+                    f.fail_requests -= 1
+                if active:
+                    return f.fail_status, retry
+                f.fail_status = None
+            problems = self._check(key, event)
+            if problems:
+                state.header_problems.append(f"{key}: {'; '.join(problems)}")
+                return 400, {}
+            if key in state.events:
+                return 200, {}
+            state.events[key] = event
+            return 201, {}
+
+    def _check(self, key: str, event) -> list[str]:
+        problems = []
+        if not key:
+            problems.append("no Idempotency-Key")
+        if not self.headers.get("X-Device-Id"):
+            problems.append("no X-Device-Id")
+        if not self.headers.get("X-App-Version"):
+            problems.append("no X-App-Version")
+        if not (self.headers.get("Content-Type") or "").startswith("application/json"):
+            problems.append("Content-Type is not application/json")
+        if not isinstance(event, dict):
+            problems.append("body is not a JSON object")
+            return problems
+        if event.get("idempotencyKey") != key:
+            problems.append("body idempotencyKey differs from the header")
+        if not isinstance(event.get("sequence"), int):
+            problems.append("no integer sequence")
+        if event.get("deviceId") != self.headers.get("X-Device-Id"):
+            problems.append("deviceId differs from X-Device-Id")
+        for field in ("id", "type", "userId", "timestamp"):
+            if field not in event:
+                problems.append(f"no {field}")
+        return problems
+
+    def _log(self, entry: dict) -> None:
+        with self.state.lock:
+            self.state.log.append(entry)
+
+
+class EventServer:
+    """The server in a background thread; ``url`` once started."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, tls_dir: str | os.PathLike | None = None) -> None:
+        self.state = State()
+        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        self.httpd = ThreadingHTTPServer((host, port), handler)
+        self.httpd.daemon_threads = True
+        self.ca_file: str | None = None
+        scheme = "http"
+        if tls_dir is not None:
+            ca, cert, key = make_tls_files(pathlib.Path(tls_dir))
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            context.set_alpn_protocols(["http/1.1"])
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+            self.ca_file = str(ca)
+            scheme = "https"
+        self.port = self.httpd.server_address[1]
+        self.url = f"{scheme}://{host}:{self.port}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    def start(self) -> "EventServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def control(self, **command) -> None:
+        self.state.control(command)
+
+    def snapshot(self) -> dict:
+        return self.state.snapshot()
+
+
+def make_tls_files(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
+    """A private CA and a server certificate for 127.0.0.1/localhost, made with the
+    openssl command (Debian's); reused when already there."""
+    directory.mkdir(parents=True, exist_ok=True)
+    ca, ca_key = directory / "ca.pem", directory / "ca.key"
+    cert, key = directory / "server.pem", directory / "server.key"
+    if cert.exists() and key.exists() and ca.exists():
+        return ca, cert, key
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=beacon-gateway test CA",
+        "-keyout", str(ca_key), "-out", str(ca),
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    csr = directory / "server.csr"
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
+    ext = directory / "server.ext"
+    ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+                   "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
+    run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
+        "-days", "2", "-out", str(cert), "-extfile", str(ext))
+    return ca, cert, key

@@ -1,0 +1,152 @@
+import XCTest
+@testable import Store
+
+final class StoreOutboxTests: StoreTestCase {
+    func testDeliverableIsSequenceOrderedOnePerPerson() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a")
+        try append(store, key: "b1", person: "b")
+        try append(store, key: "a2", person: "a")
+        try append(store, key: "c1", person: "c")
+        let batch = try store.nextDeliveries(limit: 10, nowMillis: 2_000, excludingPersons: [])
+        XCTAssertEqual(batch.entries.map(\.sequence), [1, 2, 4])
+        XCTAssertNil(batch.nextDueMillis)
+        XCTAssertEqual(try store.nextDeliverable(limit: 2, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [1, 2])
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: ["a"]).map(\.sequence), [2, 4])
+    }
+
+    func testALaterEventWaitsForItsPersonsRetry() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a", at: 1_000)
+        try append(store, key: "a2", person: "a", at: 1_000)
+        try append(store, key: "b1", person: "b", at: 1_000)
+        try store.scheduleRetry(sequence: 1, atMillis: 9_000, errorClass: .server, error: "HTTP 503", nowMillis: 1_100)
+        let batch = try store.nextDeliveries(limit: 10, nowMillis: 2_000, excludingPersons: [])
+        XCTAssertEqual(batch.entries.map(\.sequence), [3])
+        XCTAssertEqual(batch.nextDueMillis, 9_000)
+        let later = try store.nextDeliveries(limit: 10, nowMillis: 9_000, excludingPersons: [])
+        XCTAssertEqual(later.entries.map(\.sequence), [1, 3])
+        XCTAssertEqual(later.entries.first?.attempts, 1)
+        XCTAssertEqual(later.entries.first?.lastError, "HTTP 503")
+        // Once the head is sent, the person's next event follows.
+        try store.markSent(sequence: 1, status: 201, atMillis: 9_100)
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 9_200, excludingPersons: []).map(\.sequence), [2, 3])
+    }
+
+    func testEventsNotYetDueAreNotOffered() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a", at: 5_000)
+        let batch = try store.nextDeliveries(limit: 10, nowMillis: 4_000, excludingPersons: [])
+        XCTAssertEqual(batch.entries, [])
+        XCTAssertEqual(batch.nextDueMillis, 5_000)
+    }
+
+    func testRejectedAndDeadLetPersonsNextEventGo() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a")
+        try append(store, key: "a2", person: "a")
+        try append(store, key: "a3", person: "a")
+        try store.markRejected(sequence: 1, status: 409, atMillis: 1_500)
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [2])
+        try store.markDead(sequence: 2, status: 400, error: "HTTP 400: bad", atMillis: 1_600)
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [3])
+        XCTAssertEqual(try store.list(states: [.dead], limit: 10).map(\.idempotencyKey), ["a2"])
+        XCTAssertEqual(try store.list(states: [.rejected], limit: 10).first?.lastStatus, 409)
+    }
+
+    func testOutcomesOnlyMovePendingEvents() throws {
+        let store = try open()
+        try append(store, key: "a1")
+        try store.markSent(sequence: 1, status: 201, atMillis: 2)
+        // A late retry for an event already sent (by another process) changes nothing.
+        try store.scheduleRetry(sequence: 1, atMillis: 99, errorClass: .network, error: "reset", nowMillis: 3)
+        let entry = try XCTUnwrap(try store.entry(sequence: 1))
+        XCTAssertEqual(entry.state, .sent)
+        XCTAssertEqual(entry.attempts, 1)
+    }
+
+    func testRetryDeadPutsDeadLettersBack() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a")
+        try append(store, key: "b1", person: "b")
+        try store.markDead(sequence: 1, status: 400, error: "HTTP 400", atMillis: 1_100)
+        try store.markSent(sequence: 2, status: 201, atMillis: 1_100)
+        XCTAssertEqual(try store.retryDead(nowMillis: 3_000), 1)
+        let entry = try XCTUnwrap(try store.entry(sequence: 1))
+        XCTAssertEqual(entry.state, .pending)
+        XCTAssertEqual(entry.attempts, 0)
+        XCTAssertEqual(entry.nextAttemptMillis, 3_000)
+        XCTAssertEqual(try store.retryDead(nowMillis: 3_000), 0)
+    }
+
+    func testStatus() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a", at: 1_000)
+        try append(store, key: "b1", person: "b", at: 2_000)
+        try append(store, key: "c1", person: "c", at: 3_000)
+        try append(store, key: "d1", person: "d", at: 4_000)
+        var status = try store.status(nowMillis: 10_000)
+        XCTAssertEqual(status.pending, 4)
+        XCTAssertEqual(status.oldestPendingAgeMillis, 9_000)
+        XCTAssertNil(status.lastSuccessMillis)
+        XCTAssertFalse(status.isFailing)
+
+        try store.record([.sent(sequence: 1, status: 201), .dead(sequence: 2, status: 422, error: "HTTP 422")], atMillis: 11_000)
+        try store.record([.retry(sequence: 3, atMillis: 20_000, errorClass: .auth, error: "HTTP 401")], atMillis: 12_000)
+        status = try store.status(nowMillis: 13_000)
+        XCTAssertEqual([status.pending, status.sent, status.rejected, status.dead], [2, 1, 0, 1])
+        XCTAssertEqual(status.backlog, 2)
+        XCTAssertEqual(status.oldestPendingAgeMillis, 10_000)
+        XCTAssertEqual(status.lastSuccessMillis, 11_000)
+        XCTAssertEqual(status.lastErrorMillis, 12_000)
+        XCTAssertEqual(status.lastErrorClass, .auth)
+        XCTAssertEqual(status.lastError, "HTTP 401")
+        XCTAssertTrue(status.isFailing)
+        XCTAssertEqual(status.lastSequence, 4)
+    }
+
+    func testExportStreamsChosenStates() throws {
+        let store = try open()
+        for index in 1 ... 5 { try append(store, key: "k\(index)", person: "p\(index)") }
+        try store.markSent(sequence: 2, status: 201, atMillis: 2)
+        try store.markSent(sequence: 4, status: 200, atMillis: 2)
+        var exported: [Int64] = []
+        try store.export(states: [.sent]) { exported.append($0.sequence) }
+        XCTAssertEqual(exported, [2, 4])
+        exported = []
+        try store.export(states: [.pending, .sent]) { exported.append($0.sequence) }
+        XCTAssertEqual(exported, [1, 2, 3, 4, 5])
+    }
+
+    func testAnotherConnectionsCommitIsNoticed() throws {
+        let store = try open()
+        XCTAssertFalse(try store.hasExternalChanges())
+        let other = try open()
+        try append(other, key: "elsewhere")
+        XCTAssertTrue(try store.hasExternalChanges())
+        XCTAssertFalse(try store.hasExternalChanges())
+        // Its own commits are not "external".
+        try append(store, key: "here")
+        XCTAssertFalse(try store.hasExternalChanges())
+    }
+
+    func testHundredThousandEventsFit() throws {
+        let store = try open()
+        let body = [UInt8](repeating: 0x61, count: 600)
+        let total = 100_000
+        // Committed in batches to keep the test quick; the cap and the sequence are the
+        // same code path as one event per commit.
+        for batch in 0 ..< total / 1_000 {
+            try store.commit { (transaction: inout StoreTransaction) throws(StoreError) in
+                for index in 0 ..< 1_000 {
+                    let number = batch * 1_000 + index
+                    _ = try transaction.appendEvent(idempotencyKey: "k\(number)", type: "checkin", personId: "p\(number % 50)", createdAtMillis: 1) { _ in body }
+                }
+            }
+        }
+        let status = try store.status(nowMillis: 2)
+        XCTAssertEqual(status.pending, total)
+        XCTAssertEqual(status.lastSequence, Int64(total))
+        XCTAssertEqual(try store.nextDeliverable(limit: 100, nowMillis: 2, excludingPersons: []).count, 50)
+    }
+}
