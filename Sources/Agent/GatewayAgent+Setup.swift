@@ -1,0 +1,82 @@
+import Config
+import GatewayCore
+import HCITransport
+import Host
+import Journal
+import Store
+
+/// Why the agent could not start.
+public enum AgentError: Error, CustomStringConvertible {
+    case stateDirectory(String, errno: Int32)
+    case store(String, StoreError)
+
+    public var description: String {
+        switch self {
+        case let .stateDirectory(path, code):
+            "cannot create the state directory \(path) (errno \(code)): create it or set [gateway] state_dir"
+        case let .store(path, error):
+            "cannot open the outbox \(path): \(error)"
+        }
+    }
+}
+
+extension GatewayAgent {
+    struct PresenceSetup {
+        var settings: PresenceSettings
+        var persons: [PresencePerson]
+        var tags: [ConfiguredTag]
+    }
+
+    /// The matcher's tags and the engine's persons from the configuration; a tag's index
+    /// in `tags` is the index the matcher reports and the engine keys samples by.
+    static func presenceSetup(_ configuration: GatewayConfiguration) -> PresenceSetup {
+        var tags: [ConfiguredTag] = []
+        var persons: [PresencePerson] = []
+        for person in configuration.persons {
+            var presenceTags: [PresenceTag] = []
+            for tag in person.tags {
+                presenceTags.append(PresenceTag(index: tags.count, id: tag.id))
+                tags.append(ConfiguredTag(tagId: tag.id, personId: person.id, identities: tag.identities))
+            }
+            persons.append(PresencePerson(id: person.id, requireProof: person.requireProof, tags: presenceTags))
+        }
+        let p = configuration.presence
+        let settings = PresenceSettings(
+            enterRSSI: p.enterRSSI, exitRSSI: p.exitRSSI, window: p.window, minSamples: p.minSamples,
+            lostAfter: p.lostAfter, leaveAfter: p.leaveAfter, awayAfter: p.awayAfter, proofTTL: p.proofTTL
+        )
+        return PresenceSetup(settings: settings, persons: persons, tags: tags)
+    }
+
+    static func scanSettings(_ configuration: GatewayConfiguration) -> ScanSettings {
+        ScanSettings(
+            mode: configuration.bluetooth.scan == .active ? .active : .passive,
+            tagIntervalMs: configuration.bluetooth.tagIntervalMilliseconds,
+            dutyOverride: configuration.bluetooth.scanDuty
+        )
+    }
+
+    /// Errors retrying cannot fix. A missing adapter is retried: a USB dongle may be
+    /// plugged in later, and systemd would only restart us into the same state.
+    static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
+        switch error {
+        case .invalidSpec, .bluetoothUnsupported, .permissionDenied, .unsupportedBaudRate,
+             .serialFlowControlUnsupported, .replayFile, .corruptReplayFile, .captureFile:
+            return true
+        default:
+            return replay
+        }
+    }
+}
+
+extension Severity {
+    init(_ level: GatewayConfiguration.LogLevel) {
+        switch level {
+        case .debug: self = .debug
+        case .info: self = .info
+        case .notice: self = .notice
+        case .warning: self = .warning
+        case .error: self = .error
+        }
+    }
+}

@@ -1,0 +1,403 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Config
+import EventLoop
+import GatewayCore
+import HCI
+import HCITransport
+import Host
+import Journal
+import Store
+
+/// The door agent (`beacon-gateway run`): transport → host → tag matching → presence →
+/// events committed to the store → forwarder, with the LEDs, the journal and systemd
+/// told along the way.
+///
+/// Everything runs on one event loop; each layer below is sans-IO or loop-driven, so
+/// this class only wires inputs to outputs and owns the order of side effects: an event
+/// is committed (with the presence state that caused it, in one transaction) before
+/// anything else is done with it.
+public final class GatewayAgent {
+    public struct Options {
+        public var configurationPath: String
+        public var configuration: GatewayConfiguration
+        public var appVersion: String
+        public var capturePath: String?
+
+        public init(configurationPath: String, configuration: GatewayConfiguration, appVersion: String, capturePath: String? = nil) {
+            self.configurationPath = configurationPath
+            self.configuration = configuration
+            self.appVersion = appVersion
+            self.capturePath = capturePath
+        }
+    }
+
+    public enum Outcome: Equatable {
+        case stopped
+        case failed(String)
+    }
+
+    let options: Options
+    var configuration: GatewayConfiguration
+    let loop: EventLoop
+    let systemClock = SystemClock()
+    var log: LogSink
+    var store: Store?
+    var link: ControllerLink?
+    var matcher: TagMatcher
+    var presence: PresenceEngine
+    /// Per matcher tag index: the tag's configured identities (the event's beacon block).
+    var identitiesByTagIndex: [[TagIdentity]]
+    var gatewayIdentity: GatewayIdentity
+    /// Persons whose persisted record is older than their state (samples since).
+    var dirtyPersons: Set<String> = []
+    /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
+    var uncommitted: [PresenceEvent] = []
+    var presenceTimer: EventLoop.TimerHandle?
+    var presenceTimerDeadline: Instant?
+    var fatal: String?
+    var stopping = false
+    var counters = Counters()
+
+    struct Counters {
+        var checkins = 0
+        var checkouts = 0
+        var commitFailures = 0
+    }
+
+    /// How often presence records are saved besides the saves that come with events: a
+    /// `kill -9` loses at most this much of "last heard", never an event.
+    static let presenceSaveInterval: Duration = .seconds(5)
+    static let statusInterval: Duration = .seconds(5)
+
+    public init(options: Options, loop: EventLoop = EventLoop()) {
+        self.options = options
+        configuration = options.configuration
+        self.loop = loop
+        log = LogSink(minimumLevel: Severity(configuration.gateway.logLevel))
+        let setup = GatewayAgent.presenceSetup(configuration)
+        matcher = TagMatcher(tags: setup.tags)
+        identitiesByTagIndex = setup.tags.map(\.identities)
+        gatewayIdentity = GatewayIdentity(id: configuration.gateway.id, site: configuration.gateway.site, door: configuration.gateway.door)
+        presence = PresenceEngine(
+            settings: setup.settings, persons: setup.persons,
+            wallClock: WallClockMapping(anchor: loop.now, wallMilliseconds: systemClock.wallMilliseconds)
+        )
+    }
+
+    // MARK: Life cycle
+
+    public func run() -> Outcome {
+        log.log(.notice, "starting", [
+            "version": options.appVersion, "gateway": configuration.gateway.id,
+            "persons": "\(configuration.persons.count)", "transport": configuration.bluetooth.transport.description,
+        ])
+        do {
+            try openStore()
+        } catch {
+            return .failed(error.description)
+        }
+        restorePresence()
+
+        let spec: TransportSpec
+        let transport: any HCITransport
+        do {
+            spec = try TransportSpec(parsing: configuration.bluetooth.transport.description)
+            transport = try makeTransport(spec, capturePath: options.capturePath)
+        } catch {
+            return .failed(error.message)
+        }
+        let isReplay: Bool = if case .btsnoop = spec { true } else { false }
+        let link = ControllerLink(
+            loop: loop, transport: transport,
+            configuration: HostConfiguration(scan: GatewayAgent.scanSettings(configuration)),
+            isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
+        )
+        self.link = link
+        link.onReports = { [unowned self] reports, now in self.ingest(reports, at: now) }
+        link.onStateChange = { [unowned self] state in self.controllerStateChanged(state) }
+        link.onLog = { [unowned self] event in self.log.log(event) }
+        link.onFatalError = { [unowned self] error in
+            self.fatal = error.message
+            self.loop.stop()
+        }
+        link.onExhausted = { [unowned self] in
+            // A replay has ended: let the presence timers run out in replay time, then stop.
+            self.log.log(.info, "replay finished")
+            self.loop.stop()
+        }
+
+        do {
+            try loop.onSignal(.terminate) { [unowned self] in self.shutdown(signal: "SIGTERM") }
+            try loop.onSignal(.interrupt) { [unowned self] in self.shutdown(signal: "SIGINT") }
+            try loop.onSignal(.hangup) { [unowned self] in self.reload() }
+        } catch {
+            return .failed("cannot handle signals: \(error)")
+        }
+        schedulePeriodicWork()
+        link.start()
+        do {
+            try loop.run()
+        } catch {
+            fatal = fatal ?? "event loop failed: \(error)"
+        }
+        finish()
+        if let fatal { return .failed(fatal) }
+        return .stopped
+    }
+
+    func shutdown(signal: String) {
+        guard !stopping else { return }
+        stopping = true
+        log.log(.notice, "stopping", ["signal": signal])
+        loop.stop()
+    }
+
+    /// Saves what must survive and gives the controller back.
+    func finish() {
+        link?.stop()
+        retryUncommitted()
+        savePresence(all: true)
+        log.log(.notice, "stopped", [
+            "checkins": "\(counters.checkins)", "checkouts": "\(counters.checkouts)",
+            "open_visits": "\(presence.openVisits)",
+        ])
+        loop.stopHandlingSignals()
+        store = nil
+    }
+
+    // MARK: Store
+
+    func openStore() throws(AgentError) {
+        let directory = configuration.gateway.stateDirectory
+        if mkdir(directory, 0o750) != 0 && errno != EEXIST {
+            throw .stateDirectory(directory, errno: errno)
+        }
+        let path = Store.path(stateDirectory: directory)
+        do {
+            store = try Store(path: path)
+        } catch {
+            throw .store(path, error)
+        }
+    }
+
+    func restorePresence() {
+        guard let store else { return }
+        let stored: [String: [UInt8]]
+        do {
+            stored = try store.loadPresence()
+        } catch {
+            log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
+            return
+        }
+        var records: [PersistedPresence] = []
+        for (personId, bytes) in stored {
+            if let record = PersistedPresence(decoding: bytes) {
+                records.append(record)
+            } else {
+                log.log(.warning, "unreadable persisted presence ignored", ["person": personId])
+            }
+        }
+        let restored = presence.restore(records: records, now: loop.now, wallNow: systemClock.wallMilliseconds)
+        for record in restored where record.state != .outside {
+            log.log(.info, "presence restored", ["person": record.personId, "state": "\(record.state)"])
+        }
+        dirtyPersons.formUnion(stored.keys)
+        savePresence(all: false)
+        armPresenceTimer()
+    }
+
+    // MARK: Ingest (the hot path)
+
+    func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
+        for report in reports {
+            guard let rssi = report.rssi else { continue }
+            let keys = AdvertisementKeys(scanning: report.data)
+            guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { continue }
+            let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
+            let events = presence.sample(
+                tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
+                txPower: txPower, at: now
+            )
+            dirtyPersons.insert(match.personId)
+            if !events.isEmpty { handle(events, at: now) }
+        }
+        armPresenceTimer()
+    }
+
+    // MARK: Presence events
+
+    func handle(_ events: [PresenceEvent], at now: Instant) {
+        for event in events {
+            switch event {
+            case .checkin, .checkout:
+                commit(event, at: now)
+            case let .stateChanged(personId, from, to, _):
+                dirtyPersons.insert(personId)
+                log.log(.debug, "presence", ["person": personId, "from": "\(from)", "to": "\(to)"])
+            case let .waitingForProof(personId, reason):
+                log.log(.info, "not checked in: proof required", ["person": personId, "reason": reason.description])
+            }
+        }
+    }
+
+    /// Commits the event and the person's presence record in one transaction; only then
+    /// is anything else done with it (log, LEDs, forwarder).
+    func commit(_ event: PresenceEvent, at now: Instant) {
+        guard let store else { return }
+        guard let decision = event.decision else { return }
+        let identities = decision.tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[decision.tagIndex] : []
+        let gateway = gatewayIdentity
+        let appVersion = options.appVersion
+        let record = presence.record(for: decision.personId)
+        var committed: AttendanceEvent?
+        do {
+            try store.commit { transaction throws(StoreError) in
+                let type = event.attendanceType
+                let probe = AttendanceEvent(type, decision: decision, gateway: gateway, sequence: 0, identities: identities, appVersion: appVersion)
+                _ = try transaction.appendEvent(
+                    idempotencyKey: probe.idempotencyKey, type: type.rawValue, personId: decision.personId,
+                    createdAtMillis: decision.decidedAtWallMilliseconds
+                ) { sequence in
+                    var event = probe
+                    event.sequence = sequence
+                    committed = event
+                    return Array(event.jsonBody().utf8)
+                }
+                if let record {
+                    try transaction.savePresence(personId: decision.personId, record: record.encode())
+                }
+            }
+        } catch {
+            counters.commitFailures += 1
+            log.log(.error, "cannot store event, will retry", ["person": decision.personId, "error": error.description])
+            uncommitted.append(event)
+            return
+        }
+        dirtyPersons.remove(decision.personId)
+        guard let committed else {
+            // The key was stored before (a decision replayed after a crash): nothing new.
+            log.log(.info, "event already stored", ["person": decision.personId, "type": event.attendanceType.rawValue])
+            return
+        }
+        if committed.type == .checkin { counters.checkins += 1 } else { counters.checkouts += 1 }
+        log.log(.notice, committed.type.rawValue, [
+            "person": committed.userId, "tag": decision.tagId, "sequence": "\(committed.sequence)",
+            "rssi": decision.rssiSeries.last.map { "\($0)" } ?? "-",
+            "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: committed.visitStartMilliseconds),
+        ])
+        eventCommitted(committed)
+    }
+
+    /// Hook for what follows a commit (forwarder, LEDs); see GatewayAgent+Edges.
+    func eventCommitted(_ event: AttendanceEvent) {}
+
+    func retryUncommitted() {
+        guard !uncommitted.isEmpty else { return }
+        let pending = uncommitted
+        uncommitted = []
+        for event in pending { commit(event, at: loop.now) }
+    }
+
+    func savePresence(all: Bool) {
+        guard let store, all || !dirtyPersons.isEmpty else { return }
+        let persons = all ? Set(configuration.persons.map(\.id)).union(dirtyPersons) : dirtyPersons
+        do {
+            try store.commit { transaction throws(StoreError) in
+                for personId in persons {
+                    if let record = presence.record(for: personId) {
+                        try transaction.savePresence(personId: personId, record: record.encode())
+                    } else {
+                        try transaction.deletePresence(personId: personId)
+                    }
+                }
+            }
+            dirtyPersons.removeAll(keepingCapacity: true)
+        } catch {
+            log.log(.error, "cannot save presence state", ["error": error.description])
+        }
+    }
+
+    // MARK: Timers
+
+    func armPresenceTimer() {
+        let deadline = presence.nextDeadline
+        guard deadline != presenceTimerDeadline else { return }
+        if let presenceTimer { _ = loop.cancel(presenceTimer) }
+        presenceTimer = nil
+        presenceTimerDeadline = deadline
+        guard let deadline else { return }
+        presenceTimer = loop.schedule(at: deadline) { [unowned self] in
+            self.presenceTimer = nil
+            self.presenceTimerDeadline = nil
+            let now = self.loop.now
+            let events = self.presence.advance(to: now)
+            if !events.isEmpty { self.handle(events, at: now) }
+            self.armPresenceTimer()
+        }
+    }
+
+    func schedulePeriodicWork() {
+        _ = loop.schedule(after: Self.presenceSaveInterval) { [unowned self] in
+            self.retryUncommitted()
+            self.savePresence(all: false)
+            self.schedulePeriodicWork()
+        }
+    }
+
+    // MARK: Controller
+
+    func controllerStateChanged(_ state: HostState) {
+        switch state {
+        case .scanning(let info):
+            log.log(.notice, "controller up", [
+                "address": info.address.description, "commands": info.commandFamily.description,
+                "accept_list": "\(info.filterAcceptListSize)",
+            ])
+        case .recovering(let reason, let attempt):
+            log.log(attempt == 1 ? .warning : .info, "controller down", ["reason": reason.description, "attempt": "\(attempt)"])
+        case .starting, .initializing:
+            break
+        }
+    }
+
+    // MARK: Reload (SIGHUP)
+
+    func reload() {
+        log.log(.notice, "reloading configuration", ["path": options.configurationPath])
+        let fresh: GatewayConfiguration
+        do {
+            fresh = try GatewayConfiguration.load(path: options.configurationPath)
+        } catch {
+            log.log(.error, "configuration not reloaded: keeping the running one", ["problems": "\(error.issues.count)"])
+            for issue in error.issues { log.log(.error, "\(issue)") }
+            return
+        }
+        let now = loop.now
+        let setup = GatewayAgent.presenceSetup(fresh)
+        matcher = TagMatcher(tags: setup.tags)
+        identitiesByTagIndex = setup.tags.map(\.identities)
+        let events = presence.reconfigure(settings: setup.settings, persons: setup.persons, at: now)
+        configuration = fresh
+        log.minimumLevel = Severity(fresh.gateway.logLevel)
+        gatewayIdentity = GatewayIdentity(id: fresh.gateway.id, site: fresh.gateway.site, door: fresh.gateway.door)
+        if !events.isEmpty { handle(events, at: now) }
+        armPresenceTimer()
+        log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
+    }
+}
+
+extension PresenceEvent {
+    var decision: PresenceDecision? {
+        switch self {
+        case let .checkin(decision), let .checkout(decision): decision
+        case .stateChanged, .waitingForProof: nil
+        }
+    }
+
+    var attendanceType: AttendanceEventType {
+        if case .checkin = self { return .checkin }
+        return .checkout
+    }
+}

@@ -1,0 +1,48 @@
+import Agent
+import ArgumentParser
+import Config
+import Journal
+
+/// `beacon-gateway run`: the door agent (the systemd service).
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the door agent: scan, decide presence, store and forward events.",
+        discussion: """
+        SIGHUP reloads the configuration without losing presence state; SIGTERM or SIGINT \
+        stop cleanly. Under systemd (Type=notify) it reports READY, STATUS and WATCHDOG.
+        """
+    )
+
+    @Option(name: .long, help: "Configuration file.")
+    var config: String = defaultConfigurationPath
+
+    @Option(name: .long, help: "Write every HCI packet, both ways, to this btsnoop file.")
+    var capture: String?
+
+    func run() throws {
+        let configuration: GatewayConfiguration
+        do {
+            configuration = try GatewayConfiguration.load(path: config)
+        } catch {
+            printError(error.description)
+            printError("\(config): \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s"); the agent did not start")
+            throw GatewayExitCode.configurationError
+        }
+        let agent = GatewayAgent(
+            options: GatewayAgent.Options(
+                configurationPath: config,
+                configuration: configuration,
+                appVersion: BeaconGateway.version,
+                capturePath: capture
+            )
+        )
+        switch agent.run() {
+        case .stopped:
+            return
+        case .failed(let message):
+            printError("run: \(message)")
+            throw GatewayExitCode.runtimeFailure
+        }
+    }
+}
