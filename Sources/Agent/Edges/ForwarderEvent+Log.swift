@@ -4,7 +4,7 @@ import Journal
 extension ForwarderEvent {
     /// One log line per happening; routine deliveries and retries at debug, so an outage
     /// of a busy door does not flood the journal (one "failing" line, one "recovered").
-    func log(to sink: LogSink) {
+    public func log(to sink: LogSink) {
         switch self {
         case let .delivered(sequence, key, status):
             sink.log(.debug, "event delivered", ["sequence": "\(sequence)", "key": key, "status": "\(status)"])
