@@ -1,3 +1,5 @@
+import EventLoop
+
 /// One sd_notify(3) state change, as the service manager reads it from NOTIFY_SOCKET.
 public enum ServiceNotification: Hashable, Sendable {
     /// Start-up finished: for us, once scanning (SPEC §10).
@@ -23,9 +25,9 @@ public enum ServiceNotification: Hashable, Sendable {
         }
     }
 
-    /// `.reloading` at a monotonic `Instant` (the system clock's CLOCK_MONOTONIC).
-    public static func reloading(at nanoseconds: Int64) -> ServiceNotification {
-        .reloading(monotonicMicroseconds: nanoseconds / 1000)
+    /// `.reloading` at an `Instant` of `SystemClock`, which is CLOCK_MONOTONIC.
+    public static func reloading(at instant: Instant) -> ServiceNotification {
+        .reloading(monotonicMicroseconds: instant.nanoseconds / 1000)
     }
 
     /// A newline would start a new assignment: status text is folded into one line.

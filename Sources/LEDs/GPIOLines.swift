@@ -35,12 +35,16 @@ public final class GPIOLines: LEDOutput {
     /// Sets every line to `levels`.
     public func show(_ levels: LEDLevels) throws(GPIOError) {
         guard let request else { throw .released(chip: wiring.chip) }
-        for color in LEDColor.allCases {
-            let offset = wiring.offset(of: color)
-            let value = levels[color] ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE
-            if gpiod_line_request_set_value(request, UInt32(truncatingIfNeeded: offset), value) != 0 {
-                throw GPIOError.system(chip: wiring.chip, offset: offset, operation: "setting the \(color) LED", errno: errno)
+        // One ioctl for the three lines: a change of pattern shows on all LEDs at once.
+        let offsets = LEDColor.allCases.map { UInt32(truncatingIfNeeded: wiring.offset(of: $0)) }
+        let values = LEDColor.allCases.map { levels[$0] ? GPIOD_LINE_VALUE_ACTIVE : GPIOD_LINE_VALUE_INACTIVE }
+        let result = offsets.withUnsafeBufferPointer { offsetBuffer in
+            values.withUnsafeBufferPointer { valueBuffer in
+                gpiod_line_request_set_values_subset(request, offsetBuffer.count, offsetBuffer.baseAddress, valueBuffer.baseAddress)
             }
+        }
+        if result != 0 {
+            throw GPIOError.system(chip: wiring.chip, offset: nil, operation: "setting the LED lines", errno: errno)
         }
     }
 

@@ -49,7 +49,7 @@ final class SystemdNotifierTests: XCTestCase {
 
     func testStatusIsOneLine() {
         XCTAssertEqual(ServiceNotification.status("a\nREADY=1").text, "STATUS=a READY=1")
-        XCTAssertEqual(ServiceNotification.reloading(at: 5_000_999).text, "RELOADING=1\nMONOTONIC_USEC=5000")
+        XCTAssertEqual(ServiceNotification.reloading(at: Instant(nanoseconds: 5_000_999)).text, "RELOADING=1\nMONOTONIC_USEC=5000")
     }
 
     func testWatchdogEnvironment() {
