@@ -16,8 +16,12 @@ struct GPIOSimulator {
 
     static func make(lines: Int) throws -> GPIOSimulator {
         if access(configfs, F_OK) != 0 {
-            // It may only need loading; harmless where it is absent or we are not root.
+            // It may only need loading, and configfs mounting; both harmless where gpio-sim
+            // is absent or we are not root.
             _ = system("modprobe gpio-sim >/dev/null 2>&1")
+            if access(configfs, F_OK) != 0 {
+                _ = system("mount -t configfs configfs /sys/kernel/config >/dev/null 2>&1")
+            }
         }
         guard access(configfs, W_OK) == 0 else {
             let chips = directoryEntries("/dev").filter { $0.hasPrefix("gpiochip") }.sorted()
