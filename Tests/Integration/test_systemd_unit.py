@@ -4,6 +4,8 @@ scripts/check-unit, which prints both."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import re
 import shutil
 import subprocess
@@ -80,3 +82,28 @@ def test_a_broken_unit_fails_verify(gateway_bin, tmp_path):
     result = run_check(gateway_bin, broken)
     assert result.returncode != 0
     assert "strikt" in result.stdout
+
+
+PR_SET_MDWE = 65
+PR_MDWE_REFUSE_EXEC_GAIN = 1
+
+
+def test_binary_runs_with_memory_deny_write_execute(gateway_bin):
+    """The unit sets MemoryDenyWriteExecute=yes: the binary must not need W+X memory. The
+    kernel's own MDWE (prctl, Linux ≥ 6.3) applies the same rule to a child process."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_MDWE + 1, 0, 0, 0, 0) < 0:  # PR_GET_MDWE
+        pytest.skip("this kernel has no PR_SET_MDWE (Linux < 6.3)")
+
+    def deny_write_execute():
+        if libc.prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) != 0:
+            os._exit(99)
+
+    result = subprocess.run(
+        [str(gateway_bin), "leds", "test", "--chip", "gpiochip97", "--green", "1", "--amber", "2", "--red", "3"],
+        capture_output=True, text=True, timeout=30, preexec_fn=deny_write_execute,
+    )
+    assert result.returncode == 1, (result.returncode, result.stderr)
+    assert "no GPIO chip gpiochip97" in result.stderr
+    version = subprocess.run([str(gateway_bin), "--version"], capture_output=True, text=True, timeout=30, preexec_fn=deny_write_execute)
+    assert version.returncode == 0, version.stderr
