@@ -12,7 +12,7 @@ public protocol LEDOutput: AnyObject {
 /// uAPI). The only file that touches libgpiod: no C type leaves it.
 ///
 /// The lines start dark and are held until `release()` or deinit, which darkens them
-/// first (the kernel leaves a released output where it was) and gives them back.
+/// first (the kernel may leave a released output where it was) and gives them back.
 /// `active_low` is the kernel's business: the values set here are always "lit" or
 /// "dark", so `gpioinfo` shows the lines as active-low and nothing here inverts.
 public final class GPIOLines: LEDOutput {
@@ -48,10 +48,15 @@ public final class GPIOLines: LEDOutput {
         }
     }
 
-    /// Darkens the LEDs and gives the lines back to the kernel. Idempotent.
-    public func release() {
+    /// Gives the lines back to the kernel, darkening them first unless `darken` is false.
+    /// Idempotent.
+    ///
+    /// `darken: false` is for a fatal configuration error: red stays lit after the agent
+    /// exits (a Pi's pins keep their last output level when released), so the door says
+    /// why it is dead while systemd leaves the service stopped.
+    public func release(darken: Bool = true) {
         guard let request else { return }
-        try? show(.allOff)
+        if darken { try? show(.allOff) }
         gpiod_line_request_release(request)
         self.request = nil
     }
