@@ -9,7 +9,7 @@ struct BeaconGateway: ParsableCommand {
         commandName: "beacon-gateway",
         abstract: "A presence gateway for a door: raw-HCI BLE scanning, tag recognition and check-in/check-out.",
         version: version,
-        subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self]
+        subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, LEDsCommand.self]
     )
 }
 

@@ -23,28 +23,101 @@ public enum Severity: Int32, Comparable, CaseIterable, Sendable {
     }
 }
 
-/// One line per notable happening, `message key=value …`, on standard error.
+/// Where log lines go.
+public enum LogDestination: Sendable {
+    /// Standard error with a UTC timestamp and the level name: a person at a terminal.
+    case terminal
+    /// Standard error with sd-daemon priority prefixes (`<6>`): journald reads the stream.
+    case journalStream
+    /// journald's native protocol (structured fields such as PERSON_ID, EVENT, TAG); a
+    /// datagram that cannot be sent goes to standard error with a prefix instead.
+    case journalSocket(UnixDatagramSender)
+}
+
+/// One line per notable happening, `message key=value …` (SPEC §10).
 ///
 /// Under systemd (JOURNAL_STREAM names our stderr) each line starts with an sd-daemon
 /// priority prefix (`<6>`) and no timestamp, since the journal adds its own; on a
-/// terminal lines carry a UTC timestamp and the level name.
+/// terminal lines carry a UTC timestamp and the level name. `automatic` goes one step
+/// further under systemd and uses the native journal protocol, so each key=value pair is
+/// also a journal field (`journalctl PERSON_ID=u_1001`).
+///
+/// Values of keys that name secrets (`key`, `token`, `irk`, `master_key`, …; see
+/// `LogRedaction`) are replaced by `***` on every destination.
 public struct LogSink: Sendable {
     public var minimumLevel: Severity
     public let journalPrefixes: Bool
+    public let destination: LogDestination
+
+    /// `SYSLOG_IDENTIFIER=` of native entries.
+    public static let identifier = "beacon-gateway"
+    /// journald's socket for native entries.
+    public static let journalSocketPath = "/run/systemd/journal/socket"
 
     public init(minimumLevel: Severity = .info, journalPrefixes: Bool = LogSink.stderrIsJournal()) {
         self.minimumLevel = minimumLevel
         self.journalPrefixes = journalPrefixes
+        destination = journalPrefixes ? .journalStream : .terminal
+    }
+
+    public init(minimumLevel: Severity = .info, destination: LogDestination) {
+        self.minimumLevel = minimumLevel
+        self.destination = destination
+        switch destination {
+        case .terminal: journalPrefixes = false
+        case .journalStream, .journalSocket: journalPrefixes = true
+        }
+    }
+
+    /// The native journal protocol when JOURNAL_STREAM names our stderr and journald's
+    /// socket is there (we run under systemd); prefixed stderr if the socket is not; the
+    /// terminal format otherwise.
+    public static func automatic(minimumLevel: Severity = .info, journalSocketPath: String = LogSink.journalSocketPath) -> LogSink {
+        guard stderrIsJournal() else { return LogSink(minimumLevel: minimumLevel, destination: .terminal) }
+        if access(journalSocketPath, W_OK) == 0, let socket = try? UnixDatagramSender(address: journalSocketPath) {
+            return LogSink(minimumLevel: minimumLevel, destination: .journalSocket(socket))
+        }
+        return LogSink(minimumLevel: minimumLevel, destination: .journalStream)
     }
 
     public func log(_ level: Severity, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
         guard level >= minimumLevel else { return }
-        var line = journalPrefixes ? "<\(level.rawValue)>" : "\(LogSink.utcTimestamp()) \(level.name) "
-        line += message
-        for (key, value) in fields {
-            line += " \(key)=\(LogSink.quoted(value))"
+        let text = LogSink.render(message, fields)
+        switch destination {
+        case .terminal:
+            printError("\(LogSink.utcTimestamp()) \(level.name) \(text)")
+        case .journalStream:
+            printError("<\(level.rawValue)>\(text)")
+        case .journalSocket(let socket):
+            let entry = LogSink.journalEntry(level, text: text, fields)
+            do {
+                try socket.send(entry.encoded)
+            } catch {
+                printError("<\(level.rawValue)>\(text)")
+            }
         }
-        printError(line)
+    }
+
+    /// `message key=value …` with values quoted where needed and secrets masked.
+    public static func render(_ message: String, _ fields: KeyValuePairs<String, String>) -> String {
+        var line = message
+        for (key, value) in fields {
+            line += " \(key)=\(quoted(LogRedaction.value(value, forKey: key)))"
+        }
+        return line
+    }
+
+    /// The native entry for a line: MESSAGE (the rendered line), PRIORITY,
+    /// SYSLOG_IDENTIFIER, then one field per pair (secrets masked there too).
+    public static func journalEntry(_ level: Severity, text: String, _ fields: KeyValuePairs<String, String>) -> JournalEntry {
+        var entry = JournalEntry()
+        entry.append(name: "MESSAGE", value: text)
+        entry.append(name: "PRIORITY", value: "\(level.rawValue)")
+        entry.append(name: "SYSLOG_IDENTIFIER", value: identifier)
+        for (key, value) in fields {
+            entry.appendLogField(key: key, value: LogRedaction.value(value, forKey: key))
+        }
+        return entry
     }
 
     /// Values with spaces, quotes or control characters are quoted, so a line always

@@ -1,0 +1,46 @@
+import EventLoop
+
+/// Decides when to send `WATCHDOG=1`: at half the service's WatchdogSec, and only while
+/// the Bluetooth controller has answered its probe recently (SPEC §10).
+///
+/// A controller that stops answering therefore stops the keep-alives, and systemd restarts
+/// the service after WatchdogSec — the last resort when resets and re-initialisation have
+/// not brought the controller back. Pure: the agent calls `shouldFeed(at:)` on a timer of
+/// `feedPeriod` and reports probe answers with their times.
+public struct WatchdogGate: Sendable {
+    /// WatchdogSec, from WATCHDOG_USEC.
+    public let interval: Duration
+    /// How old the last answer may be for the controller to count as answering.
+    public let answerFreshness: Duration
+    private var lastAnswer: Instant?
+    private var lastFeed: Instant?
+
+    /// - Parameter answerFreshness: longer than the probe period; by default the whole
+    ///   watchdog interval.
+    public init(interval: Duration, answerFreshness: Duration? = nil) {
+        self.interval = interval
+        self.answerFreshness = answerFreshness ?? interval
+    }
+
+    /// The period at which to ask `shouldFeed(at:)`: half the interval, as systemd advises.
+    public var feedPeriod: Duration { interval / 2 }
+
+    /// The controller answered a probe (or any command) at `instant`.
+    public mutating func controllerAnswered(at instant: Instant) {
+        if lastAnswer.map({ instant > $0 }) ?? true { lastAnswer = instant }
+    }
+
+    /// The controller is known to be down: stop feeding at once, not only when the last
+    /// answer grows old.
+    public mutating func controllerLost() {
+        lastAnswer = nil
+    }
+
+    /// Whether to send `WATCHDOG=1` now; records the feed when it says yes.
+    public mutating func shouldFeed(at instant: Instant) -> Bool {
+        guard let lastAnswer, instant - lastAnswer <= answerFreshness else { return false }
+        if let lastFeed, instant - lastFeed < feedPeriod { return false }
+        lastFeed = instant
+        return true
+    }
+}

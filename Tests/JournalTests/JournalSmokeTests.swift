@@ -1,6 +1,0 @@
-import XCTest
-@testable import Journal
-
-final class JournalSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}

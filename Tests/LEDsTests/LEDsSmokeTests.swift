@@ -1,6 +1,0 @@
-import XCTest
-@testable import LEDs
-
-final class LEDsSmokeTests: XCTestCase {
-    func testModuleLoads() {}
-}
