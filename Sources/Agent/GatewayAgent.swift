@@ -8,6 +8,8 @@ import HCI
 import HCITransport
 import Host
 import Journal
+import Forwarder
+import LEDs
 import Store
 
 /// The door agent (`beacon-gateway run`): transport → host → tag matching → presence →
@@ -59,6 +61,13 @@ public final class GatewayAgent {
     var fatal: String?
     var stopping = false
     var counters = Counters()
+    var forwarder: Forwarder?
+    var leds: LEDDriver?
+    var ledLines: GPIOLines?
+    let notifier = SystemdNotifier.fromEnvironment()
+    var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
+    /// READY=1 goes out once, when scanning first starts.
+    var announcedReady = false
 
     struct Counters {
         var checkins = 0
@@ -99,6 +108,8 @@ public final class GatewayAgent {
             return .failed(error.description)
         }
         restorePresence()
+        startLEDs()
+        startForwarder()
 
         let spec: TransportSpec
         let transport: any HCITransport
@@ -136,6 +147,7 @@ public final class GatewayAgent {
             return .failed("cannot handle signals: \(error)")
         }
         schedulePeriodicWork()
+        scheduleStatus()
         link.start()
         do {
             try loop.run()
@@ -150,6 +162,7 @@ public final class GatewayAgent {
     func shutdown(signal: String) {
         guard !stopping else { return }
         stopping = true
+        notify(.stopping)
         log.log(.notice, "stopping", ["signal": signal])
         loop.stop()
     }
@@ -157,6 +170,8 @@ public final class GatewayAgent {
     /// Saves what must survive and gives the controller back.
     func finish() {
         link?.stop()
+        forwarder?.stop()
+        stopLEDs()
         retryUncommitted()
         savePresence(all: true)
         log.log(.notice, "stopped", [
@@ -290,8 +305,6 @@ public final class GatewayAgent {
         eventCommitted(committed)
     }
 
-    /// Hook for what follows a commit (forwarder, LEDs); see GatewayAgent+Edges.
-    func eventCommitted(_ event: AttendanceEvent) {}
 
     func retryUncommitted() {
         guard !uncommitted.isEmpty else { return }
@@ -351,11 +364,13 @@ public final class GatewayAgent {
     func controllerStateChanged(_ state: HostState) {
         switch state {
         case .scanning(let info):
+            controllerUp()
             log.log(.notice, "controller up", [
                 "address": info.address.description, "commands": info.commandFamily.description,
                 "accept_list": "\(info.filterAcceptListSize)",
             ])
         case .recovering(let reason, let attempt):
+            controllerDown()
             log.log(attempt == 1 ? .warning : .info, "controller down", ["reason": reason.description, "attempt": "\(attempt)"])
         case .starting, .initializing:
             break
@@ -365,7 +380,9 @@ public final class GatewayAgent {
     // MARK: Reload (SIGHUP)
 
     func reload() {
+        notify(.reloading(at: loop.now))
         log.log(.notice, "reloading configuration", ["path": options.configurationPath])
+        defer { notify(.ready) }
         let fresh: GatewayConfiguration
         do {
             fresh = try GatewayConfiguration.load(path: options.configurationPath)
@@ -384,6 +401,7 @@ public final class GatewayAgent {
         gatewayIdentity = GatewayIdentity(id: fresh.gateway.id, site: fresh.gateway.site, door: fresh.gateway.door)
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
+        reloadForwarder(fresh)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }
 }
