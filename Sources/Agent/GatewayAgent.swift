@@ -84,7 +84,7 @@ public final class GatewayAgent {
         self.options = options
         configuration = options.configuration
         self.loop = loop
-        log = LogSink(minimumLevel: Severity(configuration.gateway.logLevel))
+        log = LogSink.automatic(minimumLevel: Severity(configuration.gateway.logLevel))
         let setup = GatewayAgent.presenceSetup(configuration)
         matcher = TagMatcher(tags: setup.tags)
         identitiesByTagIndex = setup.tags.map(\.identities)

@@ -1,4 +1,8 @@
 import ArgumentParser
+import Journal
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `beacon-gateway` command line (SPEC §12).
 @main
@@ -11,6 +15,26 @@ struct BeaconGateway: ParsableCommand {
         version: version,
         subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, LEDsCommand.self]
     )
+
+    /// Like `ParsableCommand.main()`, but usage errors exit with 2 as SPEC §12 says
+    /// (the parser's own convention is 64, EX_USAGE).
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if !message.isEmpty {
+                if code == .success {
+                    print(message)
+                } else {
+                    printError(message)
+                }
+            }
+            Glibc.exit(code == .validationFailure ? GatewayExitCode.configurationError.rawValue : code.rawValue)
+        }
+    }
 }
 
 /// Exit codes of SPEC §12: 0 success, 1 runtime failure, 2 usage or configuration error.
