@@ -211,12 +211,12 @@ public final class GatewayAgent {
             if let record = PersistedPresence(decoding: bytes) {
                 records.append(record)
             } else {
-                log.log(.warning, "unreadable persisted presence ignored", ["person": personId])
+                log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
             }
         }
         let restored = presence.restore(records: records, now: loop.now, wallNow: systemClock.wallMilliseconds)
         for record in restored where record.state != .outside {
-            log.log(.info, "presence restored", ["person": record.personId, "state": "\(record.state)"])
+            log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(record.state)"])
         }
         dirtyPersons.formUnion(stored.keys)
         savePresence(all: false)
@@ -250,9 +250,9 @@ public final class GatewayAgent {
                 commit(event, at: now)
             case let .stateChanged(personId, from, to, _):
                 dirtyPersons.insert(personId)
-                log.log(.debug, "presence", ["person": personId, "from": "\(from)", "to": "\(to)"])
+                log.log(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])
             case let .waitingForProof(personId, reason):
-                log.log(.info, "not checked in: proof required", ["person": personId, "reason": reason.description])
+                log.log(.info, "not checked in: proof required", ["person_id": personId, "reason": reason.description])
             }
         }
     }
@@ -286,19 +286,19 @@ public final class GatewayAgent {
             }
         } catch {
             counters.commitFailures += 1
-            log.log(.error, "cannot store event, will retry", ["person": decision.personId, "error": error.description])
+            log.log(.error, "cannot store event, will retry", ["person_id": decision.personId, "error": error.description])
             uncommitted.append(event)
             return
         }
         dirtyPersons.remove(decision.personId)
         guard let committed else {
             // The key was stored before (a decision replayed after a crash): nothing new.
-            log.log(.info, "event already stored", ["person": decision.personId, "type": event.attendanceType.rawValue])
+            log.log(.info, "event already stored", ["person_id": decision.personId, "type": event.attendanceType.rawValue])
             return
         }
         if committed.type == .checkin { counters.checkins += 1 } else { counters.checkouts += 1 }
         log.log(.notice, committed.type.rawValue, [
-            "person": committed.userId, "tag": decision.tagId, "sequence": "\(committed.sequence)",
+            "event": committed.type.rawValue, "person_id": committed.userId, "tag": decision.tagId, "sequence": "\(committed.sequence)",
             "rssi": decision.rssiSeries.last.map { "\($0)" } ?? "-",
             "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: committed.visitStartMilliseconds),
         ])
