@@ -9,7 +9,7 @@ struct BeaconGateway: ParsableCommand {
         commandName: "beacon-gateway",
         abstract: "A presence gateway for a door: raw-HCI BLE scanning, tag recognition and check-in/check-out.",
         version: version,
-        subcommands: [ScanCommand.self, CheckConfigCommand.self]
+        subcommands: [ScanCommand.self, CheckConfigCommand.self, KeygenCommand.self]
     )
 }
 
