@@ -68,6 +68,15 @@ final class ProofBookTests: XCTestCase {
         XCTAssertTrue(book.mayAttempt(tag: "a", now: at(5)))
     }
 
+    func testControllerResetsAreNotTheTagsFailure() {
+        var book = ProofBook()
+        book.recordSuccess(tag: "t", handles: handles, roundTripMilliseconds: 100, now: at(0))
+        for second in 1 ... 5 { XCTAssertEqual(book.recordFailure(tag: "t", reason: .controllerReset, now: at(Int64(second))), .notCounted) }
+        XCTAssertEqual(book.consecutiveFailures(tag: "t"), 0)
+        XCTAssertEqual(book.cachedHandles(tag: "t"), handles)
+        XCTAssertTrue(book.mayAttempt(tag: "t", now: at(6)))
+    }
+
     func testLockoutRevokesAnEarlierProof() {
         var book = ProofBook()
         book.recordSuccess(tag: "t", handles: handles, roundTripMilliseconds: 100, now: at(0))

@@ -41,6 +41,8 @@ public struct ProofBook: Sendable {
         case lockedOut(since: Instant, until: Instant)
         /// The tag was already locked out (a handshake that raced the lockout): nothing more.
         case alreadyLockedOut
+        /// Not the tag's doing (a controller reset): neither counted nor dropping the cache.
+        case notCounted
     }
 
     struct Record: Sendable {
@@ -101,6 +103,7 @@ public struct ProofBook: Sendable {
     /// A connection completed but yielded no valid proof: the handle cache goes (the tag
     /// may have been reflashed), the failure counts, and the third in a row locks out.
     public mutating func recordFailure(tag: String, reason: ProofFailure, now: Instant) -> FailureOutcome {
+        guard reason.countsTowardsLockout else { return .notCounted }
         var record = records[tag] ?? Record()
         defer { records[tag] = record }
         record.handles = nil

@@ -19,6 +19,10 @@ public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {
     /// The controller was reset mid-handshake.
     case controllerReset
 
+    /// Whether this failure is the tag's doing and counts towards the lockout. A controller
+    /// reset is ours: the handshake is simply tried again.
+    public var countsTowardsLockout: Bool { self != .controllerReset }
+
     /// A short stable name for logs, statistics and events.
     public var name: String {
         switch self {
