@@ -23,7 +23,7 @@ public struct ProofOutcome: Sendable, CustomStringConvertible {
     public var timings: Timings
     /// ATT requests sent: 2 with cached handles (write, read).
     public var attRoundTrips: Int
-    /// The value handles, for the proof book's cache (nil when discovery did not finish).
+    /// The value handles, for the proof book's cache: set only when the proof is valid.
     public var handles: ProofBook.CachedHandles?
     public var usedCachedHandles: Bool
     public var finishedAt: Instant

@@ -107,7 +107,8 @@ public final class ProofRunner {
         onFinished(ProofOutcome(
             tag: attempt.tag, connectionHandle: handle, failure: failure, roundTripMilliseconds: max(0, milliseconds),
             timings: timings, attRoundTrips: completion?.attRequests ?? 0,
-            handles: completion.map { ProofBook.CachedHandles(challenge: $0.handles.write, response: $0.handles.read) },
+            // Only a valid proof vouches for the handles (the cache is dropped on any failure).
+            handles: failure == nil ? completion.map { ProofBook.CachedHandles(challenge: $0.handles.write, response: $0.handles.read) } : nil,
             usedCachedHandles: completion?.usedCache ?? false, finishedAt: now
         ))
     }
