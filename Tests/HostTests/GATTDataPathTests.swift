@@ -166,6 +166,38 @@ final class GATTDataPathTests: XCTestCase {
                        [.exchangeFinished(handle: handle, .failure(.gatt(.bearerClosed)))])
     }
 
+    /// A peer answering each request just before its timeout would hold the link for
+    /// minutes; the exchange deadline ends it.
+    func testSlowDripPeerHitsTheExchangeDeadline() {
+        var path = LEDataPath(configuration: .init(gatt: .init(bearer: .init(operationTimeout: .seconds(5))), exchangeTimeout: .seconds(10)))
+        _ = path.hostStateChanged(scanning(count: 8))
+        path.connectionOpened(handle)
+        var now = Instant.zero
+        var actions = path.startExchange(ExchangeHarness.request(), on: handle, now: now)
+        var finished: [LEDataPath.Action] = []
+        var start: UInt16 = 1
+        for _ in 0 ..< 10 {
+            now = now + .milliseconds(4_900)
+            actions = path.timerFired(now: now)
+            // One more unrelated characteristic, just in time.
+            let answer: [UInt8] = start == 1
+                ? [0x07, 0x01, 0x00, 0xFF, 0xFF]
+                : [0x09, 0x07, UInt8(start & 0xFF), UInt8(start >> 8), 0x02, UInt8((start + 1) & 0xFF), UInt8((start + 1) >> 8), 0x19, 0x2A]
+            start += 2
+            let frame = L2CAPBasicFrame(connectionHandle: handle, channel: .attribute, payload: answer).bytes
+            actions += path.receiveACL(ACLDataHeader.packet(handle: handle, boundary: .firstFlushable, data: frame[...]), now: now)
+            if let deadline = path.nextDeadline, deadline <= now + .milliseconds(4_900) {
+                actions += path.timerFired(now: deadline)
+            }
+            finished += actions.filter { if case .sendACL = $0 { false } else { true } }
+            if !finished.isEmpty { break }
+        }
+        XCTAssertEqual(finished, [.exchangeFinished(handle: handle, .failure(.gatt(.timeout))),
+                                  .disconnect(handle: handle, reason: .remoteUserTerminated)])
+        XCTAssertEqual(path.client(on: handle)?.bearer.isClosed, true)
+        XCTAssertNil(path.nextDeadline)
+    }
+
     func testSignallingAndPairingAreAnsweredOverACL() {
         var path = LEDataPath()
         var peer = Peer()

@@ -115,6 +115,14 @@ public struct GATTClient: Sendable {
         return finish(.failure(.linkClosed))
     }
 
+    /// Gives up on the running procedure (a deadline above ATT's expired): the bearer is
+    /// closed, as a late response could otherwise be taken for the next request's.
+    public mutating func abort(_ error: GATTError) {
+        running = nil
+        requestsInProcedure = 0
+        bearer.shutDown(error)
+    }
+
     // MARK: Steps
 
     private mutating func send(_ pdu: [UInt8], now: Instant) -> [Action] {

@@ -18,10 +18,14 @@ public struct LEDataPath: Sendable {
         public var maxQueuedFragments: Int
         /// Connections tracked at once; controllers allow far fewer.
         public var maxConnections: Int
+        /// A whole exchange (discovery included) must end within this, however slowly a
+        /// peer drips its answers within each request's own timeout.
+        public var exchangeTimeout: Duration
 
         public init(gatt: GATTClient.Configuration = .init(), maxPDULength: Int = 512,
-                    maxQueuedFragments: Int = 64, maxConnections: Int = 32) {
+                    maxQueuedFragments: Int = 64, maxConnections: Int = 32, exchangeTimeout: Duration = .seconds(10)) {
             self.gatt = gatt
+            self.exchangeTimeout = exchangeTimeout
             self.maxPDULength = maxPDULength
             self.maxQueuedFragments = maxQueuedFragments
             self.maxConnections = max(1, maxConnections)
@@ -58,6 +62,11 @@ public struct LEDataPath: Sendable {
     private struct Connection: Sendable {
         var client: GATTClient
         var exchange: GATTWriteReadExchange?
+        var exchangeDeadline: Instant?
+
+        var nextDeadline: Instant? {
+            [client.nextDeadline, exchange == nil ? nil : exchangeDeadline].compactMap { $0 }.min()
+        }
     }
 
     public let configuration: Configuration
@@ -80,7 +89,7 @@ public struct LEDataPath: Sendable {
     public var openHandles: [UInt16] { connections.keys.sorted() }
     public func client(on handle: UInt16) -> GATTClient? { connections[handle]?.client }
 
-    public var nextDeadline: Instant? { connections.values.compactMap(\.client.nextDeadline).min() }
+    public var nextDeadline: Instant? { connections.values.compactMap(\.nextDeadline).min() }
 
     // MARK: Controller
 
@@ -214,6 +223,7 @@ public struct LEDataPath: Sendable {
         var exchange = GATTWriteReadExchange(request: request)
         let step = exchange.start(now: now)
         connection.exchange = exchange
+        connection.exchangeDeadline = now + configuration.exchangeTimeout
         let actions = apply(step, on: &connection, handle: handle, now: now)
         connections[handle] = connection
         return actions
@@ -222,9 +232,15 @@ public struct LEDataPath: Sendable {
     public mutating func timerFired(now: Instant) -> [Action] {
         var actions = [Action]()
         for handle in connections.keys.sorted() {
-            guard var connection = connections[handle], let deadline = connection.client.nextDeadline, deadline <= now else { continue }
+            guard var connection = connections[handle], let deadline = connection.nextDeadline, deadline <= now else { continue }
             let clientActions = connection.client.timerFired(now: now)
             actions.append(contentsOf: process(clientActions, on: &connection, handle: handle, now: now))
+            if connection.exchange != nil, let deadline = connection.exchangeDeadline, deadline <= now {
+                connection.client.abort(.timeout)
+                connection.exchange = nil
+                actions.append(.exchangeFinished(handle: handle, .failure(.gatt(.timeout))))
+                actions.append(.disconnect(handle: handle, reason: .remoteUserTerminated))
+            }
             connections[handle] = connection
         }
         return actions
