@@ -95,6 +95,12 @@ final class ProofProtocolTests: XCTestCase {
         XCTAssertNil(TagKey(bytes: Array(repeating: 0, count: 31)))
     }
 
+    func testServiceAndCharacteristicUUIDsAreTheSpecs() {
+        XCTAssertEqual(hex(ProofProtocol.serviceUUID), "327c0001652e44d5b1549f067567c974")
+        XCTAssertEqual(hex(ProofProtocol.challengeCharacteristicUUID), "327c0002652e44d5b1549f067567c974")
+        XCTAssertEqual(hex(ProofProtocol.responseCharacteristicUUID), "327c0003652e44d5b1549f067567c974")
+    }
+
     func testConstantTimeEqual() {
         XCTAssertTrue(constantTimeEqual([UInt8](), [UInt8]()))
         XCTAssertTrue(constantTimeEqual([1, 2, 3], [1, 2, 3] as [UInt8]))
