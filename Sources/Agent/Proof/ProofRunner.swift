@@ -88,7 +88,9 @@ public final class ProofRunner {
             report(attempt, handle: handle, failure: failure, completion: completion, verify: verify, now: now + verify)
         case .failure(let error):
             let failure = Self.proofFailure(error, closeReason: attempt.closeReason)
-            if attempt.closeReason == nil { dataPath.disconnect(handle, reason: .remoteUserTerminated) }
+            // A dead bearer was already disconnected by the data path; a gone link needs nothing.
+            let alreadyHandled: Bool = if case .gatt(let gattError) = error { gattError.closesBearer } else { false }
+            if attempt.closeReason == nil, !alreadyHandled { dataPath.disconnect(handle, reason: .remoteUserTerminated) }
             report(attempt, handle: handle, failure: failure, completion: nil, verify: .zero, now: now)
         }
     }

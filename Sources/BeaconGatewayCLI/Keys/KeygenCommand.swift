@@ -51,17 +51,21 @@ struct KeygenCommand: ParsableCommand {
         if let newMaster {
             try createMaster(at: newMaster)
         } else if let tag {
-            let master = try loadMaster()
+            let (master, configuration) = try loadMaster()
             writeStandardOutput(hex(TagKey.derive(masterKey: master, tagId: tag).bytes) + "\n")
+            if let configured = configuration?.tag(id: tag), configured.tag.key != nil {
+                printError("note: \(tag) has its own key = \"…\" in \(config); the gateway uses that one, not this derived key")
+            }
         }
     }
 
     // MARK: Master key
 
-    private func loadMaster() throws -> MasterKey {
+    /// The master key, and the configuration when it came from there.
+    private func loadMaster() throws -> (MasterKey, GatewayConfiguration?) {
         if let masterKeyFile {
             switch MasterKeyFile.read(path: masterKeyFile) {
-            case .success(let key): return key
+            case .success(let key): return (key, nil)
             case .failure(let error):
                 printError(error.message)
                 throw GatewayExitCode.configurationError
@@ -79,7 +83,7 @@ struct KeygenCommand: ParsableCommand {
             printError("\(config): no [security] master_key_file to derive tag keys from; give --master-key-file PATH")
             throw GatewayExitCode.configurationError
         }
-        return key
+        return (key, configuration)
     }
 
     private func createMaster(at path: String) throws {
