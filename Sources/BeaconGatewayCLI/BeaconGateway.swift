@@ -13,7 +13,10 @@ struct BeaconGateway: ParsableCommand {
         commandName: "beacon-gateway",
         abstract: "A presence gateway for a door: raw-HCI BLE scanning, tag recognition and check-in/check-out.",
         version: version,
-        subcommands: [RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, LEDsCommand.self]
+        subcommands: [
+            RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, KeygenCommand.self,
+            LEDsCommand.self,
+        ]
     )
 
     /// Like `ParsableCommand.main()`, but usage errors exit with 2 as SPEC §12 says

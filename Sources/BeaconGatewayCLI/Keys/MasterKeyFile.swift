@@ -1,0 +1,71 @@
+import Config
+import GatewayCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading and creating master key files with the checks of SPEC §13; messages name the
+/// file, never its content.
+enum MasterKeyFile {
+    struct Failure: Error {
+        var message: String
+    }
+
+    /// Reads a master key file that must be a regular file closed to group and others.
+    static func read(path: String, fileSystem: some ConfigurationFileSystem = SystemFileSystem()) -> Result<MasterKey, Failure> {
+        let snapshot: FileSnapshot
+        do {
+            snapshot = try fileSystem.read(path, limit: 4096)
+        } catch {
+            return .failure(Failure(message: "\(path) \(error)"))
+        }
+        guard snapshot.isRegularFile else { return .failure(Failure(message: "\(path) is not a regular file")) }
+        guard snapshot.permissions & 0o077 == 0 else {
+            let mode = String(snapshot.permissions & 0o7777, radix: 8)
+            return .failure(Failure(message: "\(path) must not be accessible to group or others (mode 0\(mode)); run `chmod 600 \(path)`"))
+        }
+        guard !snapshot.isTruncated, let key = MasterKey(fileContent: snapshot.bytes) else {
+            return .failure(Failure(message: "\(path) must contain a 256-bit key as 64 hex digits"))
+        }
+        return .success(key)
+    }
+
+    /// Creates `path` with mode 0600 and writes `content`; refuses to replace anything
+    /// already there (O_EXCL, and O_NOFOLLOW so a planted symlink is not followed).
+    static func create(path: String, content: String) -> Result<Void, Failure> {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            if code == EEXIST { return .failure(Failure(message: "\(path) already exists; refusing to overwrite a master key")) }
+            return .failure(Failure(message: "cannot create \(path): \(String(cString: strerror(code)))"))
+        }
+        // The umask may only have taken bits away; make the mode exact anyway.
+        _ = fchmod(fd, 0o600)
+        var failure: Failure?
+        var bytes = Array(content.utf8)
+        let count = bytes.count
+        var offset = 0
+        bytes.withUnsafeMutableBytes { buffer in
+            while offset < count, let base = buffer.baseAddress {
+                let written = write(fd, base + offset, count - offset)
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else {
+                    failure = Failure(message: "cannot write \(path): \(String(cString: strerror(errno)))")
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(fd) != 0 {
+            failure = Failure(message: "cannot sync \(path): \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        if let failure {
+            // A half-written key file would later be refused as malformed; take it away now.
+            unlink(path)
+            return .failure(failure)
+        }
+        return .success(())
+    }
+}

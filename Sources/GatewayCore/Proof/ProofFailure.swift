@@ -1,0 +1,54 @@
+/// Why a handshake over an established connection yielded no valid proof (SPEC §5).
+/// Every one of these counts towards the lockout; a tag that never connects does not
+/// get here at all.
+public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {
+    /// The Presence Proof service is not on the tag.
+    case serviceMissing
+    /// The service lacks the Challenge or Response characteristic.
+    case characteristicMissing
+    /// The tag answered a request with an ATT Error Response.
+    case attError(opcode: UInt8, code: UInt8)
+    /// The tag's ATT traffic broke the protocol (wrong opcode, truncated, oversized, endless).
+    case protocolViolation(String)
+    /// The response was read but is not a valid v1 proof.
+    case invalidResponse(ProofVerificationError)
+    /// The tag stopped answering after the connection was made.
+    case timeout
+    /// The link went away mid-handshake (reason as the controller gave it).
+    case disconnected(reason: UInt8)
+    /// The controller was reset mid-handshake.
+    case controllerReset
+
+    /// Whether this failure is the tag's doing and counts towards the lockout. A controller
+    /// reset is ours: the handshake is simply tried again.
+    public var countsTowardsLockout: Bool { self != .controllerReset }
+
+    /// A short stable name for logs, statistics and events.
+    public var name: String {
+        switch self {
+        case .serviceMissing: "service_missing"
+        case .characteristicMissing: "characteristic_missing"
+        case .attError: "att_error"
+        case .protocolViolation: "protocol_violation"
+        case .invalidResponse(.macMismatch): "wrong_response"
+        case .invalidResponse: "malformed_response"
+        case .timeout: "timeout"
+        case .disconnected: "disconnected"
+        case .controllerReset: "controller_reset"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .serviceMissing: "presence proof service not found"
+        case .characteristicMissing: "challenge or response characteristic not found"
+        case .attError(let opcode, let code):
+            "ATT error 0x" + String(code, radix: 16) + " to request 0x" + String(opcode, radix: 16)
+        case .protocolViolation(let what): "ATT protocol violation: " + what
+        case .invalidResponse(let error): error.description
+        case .timeout: "tag stopped answering"
+        case .disconnected(let reason): "disconnected (reason 0x" + String(reason, radix: 16) + ")"
+        case .controllerReset: "controller reset during the handshake"
+        }
+    }
+}
