@@ -107,6 +107,18 @@ final class PresenceScenarioTests: XCTestCase {
         XCTAssertFalse(h.engine.wantsProof(tagIndex: 0, at: h.now))
     }
 
+    /// Found by the property test: a proof opening the visit after the last sample must not
+    /// make the visit's silence (and its checkout timestamp) start before the visit.
+    func testLostTimerCountsFromAProofOpenedVisit() throws {
+        var h = PresenceHarness(requireProof: true)
+        h.samples(-60, from: 0, to: 2)
+        h.events += h.engine.proofSucceeded(tagIndex: 0, at: seconds(2.5), roundTripMilliseconds: 100)
+        XCTAssertEqual(h.checkins.first?.visitStart, seconds(2.5))
+        h.advance(to: 400)
+        let checkout = try XCTUnwrap(h.checkouts.first)
+        XCTAssertEqual(checkout.timestamp, seconds(12.5), "lost_after_s from the visit's start, not from 1.5")
+    }
+
     func testProofOlderThanTTLDoesNotCount() {
         var settings = PresenceSettings()
         settings.proofTTL = .seconds(60)

@@ -24,7 +24,8 @@ extension PresenceEngine {
         switch slot.state {
         case .outside: return nil
         case .nearby: return Self.saturatingAdd(slot.lastSample, limits.awayAfter)
-        case .present: return Self.saturatingAdd(slot.lastSample, limits.lostAfter)
+        // A proof can open the visit after the last sample: silence counts from the later.
+        case .present: return Self.saturatingAdd(max(slot.lastSample, slot.visitStart), limits.lostAfter)
         case .unconfirmed: return Self.saturatingAdd(slot.unconfirmedSince, limits.leaveAfter)
         }
     }
