@@ -91,6 +91,22 @@ final class PresenceScenarioTests: XCTestCase {
         XCTAssertFalse(h.transitions.contains { $0.to == .unconfirmed })
     }
 
+    func testLinkLossOfAConnectionTrackedTag() throws {
+        var h = PresenceHarness(persons: Self.twoTags)
+        h.samples(-60, from: 0, to: 2, tag: 0)
+        XCTAssertEqual(h.state(), .present)
+        h.events += h.engine.linkLost(tagIndex: 0, at: seconds(2))
+        XCTAssertEqual(h.state(), .unconfirmed, "a link loss starts the leave debounce at once")
+        h.samples(-60, from: 3, to: 5, tag: 0)
+        XCTAssertEqual(h.state(), .present, "reconnected in time: same visit")
+        // With the other tag strong, a link loss changes nothing.
+        h.samples(-62, from: 5, to: 8, tag: 1)
+        h.events += h.engine.linkLost(tagIndex: 0, at: seconds(8))
+        XCTAssertEqual(h.state(), .present)
+        XCTAssertEqual(h.checkins.count, 1)
+        XCTAssertTrue(h.checkouts.isEmpty)
+    }
+
     // MARK: Proof hooks
 
     func testRequireProofWaitsInNearbyAndSaysWhyOnce() {
