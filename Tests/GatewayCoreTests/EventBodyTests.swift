@@ -151,6 +151,21 @@ final class EventBodyTests: XCTestCase {
         XCTAssertTrue(checkin.jsonBody().contains(#""uuid": "abababab-abab-abab-abab-abababababab", "major": 1, "minor": 2"#))
     }
 
+    func testSpoofSuspectedKeysOnTheLockoutStart() {
+        let event = AttendanceEvent.spoofSuspected(
+            personId: "u_1001", tagId: "tag-1001", address: BluetoothAddress(rawValue: 0xC0_11_22_33_44_55), identities: [],
+            lockoutStartMilliseconds: 1_789_012_345_678, decidedAtMilliseconds: 1_789_012_345_700, lastRoundTripMilliseconds: 210,
+            gateway: GatewayIdentity(id: "door-lab-301"), sequence: 7, appVersion: "1.0.0", id: "x")
+        XCTAssertEqual(event.idempotencyKey, IdempotencyKey.make(personId: "u_1001", gatewayId: "door-lab-301",
+                                                                 type: .spoofSuspected, visitStartMilliseconds: 1_789_012_345_678))
+        XCTAssertNotEqual(event.idempotencyKey, "39c4a6ba3fb70d9bc22431a88a6fce66ab54987301cacbeaf121e556553d5805",
+                          "same inputs as the SPEC's checkin example but another type")
+        let body = event.jsonBody()
+        XCTAssertTrue(body.contains(#""type": "spoof_suspected""#), body)
+        XCTAssertTrue(body.contains(#""timestamp": "2026-09-10T03:52:25.678Z", "decidedAt": "2026-09-10T03:52:25.700Z", "visitStart": "2026-09-10T03:52:25.678Z""#), body)
+        XCTAssertTrue(body.contains(#""handshake": {"ok": false, "rt": 210}"#), body)
+    }
+
     func testWallClockMappingRoundTripsAndFloors() {
         let mapping = WallClockMapping(anchor: Instant(nanoseconds: 5_000_000_123), wallMilliseconds: 1_000_000)
         XCTAssertEqual(mapping.wallMilliseconds(at: Instant(nanoseconds: 5_000_000_123)), 1_000_000)

@@ -91,6 +91,22 @@ final class PresenceScenarioTests: XCTestCase {
         XCTAssertFalse(h.transitions.contains { $0.to == .unconfirmed })
     }
 
+    func testLinkLossOfAConnectionTrackedTag() throws {
+        var h = PresenceHarness(persons: Self.twoTags)
+        h.samples(-60, from: 0, to: 2, tag: 0)
+        XCTAssertEqual(h.state(), .present)
+        h.events += h.engine.linkLost(tagIndex: 0, at: seconds(2))
+        XCTAssertEqual(h.state(), .unconfirmed, "a link loss starts the leave debounce at once")
+        h.samples(-60, from: 3, to: 5, tag: 0)
+        XCTAssertEqual(h.state(), .present, "reconnected in time: same visit")
+        // With the other tag strong, a link loss changes nothing.
+        h.samples(-62, from: 5, to: 8, tag: 1)
+        h.events += h.engine.linkLost(tagIndex: 0, at: seconds(8))
+        XCTAssertEqual(h.state(), .present)
+        XCTAssertEqual(h.checkins.count, 1)
+        XCTAssertTrue(h.checkouts.isEmpty)
+    }
+
     // MARK: Proof hooks
 
     func testRequireProofWaitsInNearbyAndSaysWhyOnce() {
@@ -105,6 +121,18 @@ final class PresenceScenarioTests: XCTestCase {
         XCTAssertEqual(h.checkins.first?.handshake, .init(ok: true, roundTripMilliseconds: 180))
         XCTAssertEqual(h.checkins.first?.visitStart, seconds(30.2))
         XCTAssertFalse(h.engine.wantsProof(tagIndex: 0, at: h.now))
+    }
+
+    /// Found by the property test: a proof opening the visit after the last sample must not
+    /// make the visit's silence (and its checkout timestamp) start before the visit.
+    func testLostTimerCountsFromAProofOpenedVisit() throws {
+        var h = PresenceHarness(requireProof: true)
+        h.samples(-60, from: 0, to: 2)
+        h.events += h.engine.proofSucceeded(tagIndex: 0, at: seconds(2.5), roundTripMilliseconds: 100)
+        XCTAssertEqual(h.checkins.first?.visitStart, seconds(2.5))
+        h.advance(to: 400)
+        let checkout = try XCTUnwrap(h.checkouts.first)
+        XCTAssertEqual(checkout.timestamp, seconds(12.5), "lost_after_s from the visit's start, not from 1.5")
     }
 
     func testProofOlderThanTTLDoesNotCount() {

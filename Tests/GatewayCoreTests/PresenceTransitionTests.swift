@@ -201,6 +201,11 @@ final class PresenceTransitionTests: XCTestCase {
             XCTAssertEqual(h.engine.sample(tagIndex: 0, rssi: rssi, address: .init(rawValue: 1), addressType: .publicDevice,
                                            txPower: Int.max, at: seconds(1)), [])
         }
+        var huge = PresenceEngine(settings: PresenceSettings(),
+                                  persons: [PresencePerson(id: "x", tags: [PresenceTag(index: Int.max, id: "big"),
+                                                                           PresenceTag(index: -3, id: "neg")])])
+        XCTAssertEqual(huge.sample(tagIndex: Int.max, rssi: -60, address: .init(rawValue: 1), addressType: .publicDevice,
+                                   txPower: nil, at: seconds(1)), [], "a wild configured index is refused, not allocated for")
         XCTAssertEqual(h.engine.counters.unknownTag, 5)
         XCTAssertEqual(h.engine.counters.invalidRSSI, 5)
         XCTAssertEqual(h.state(), .outside)

@@ -3,22 +3,20 @@ extension PresenceEngine {
     /// Appends a sample to the tag's ring, overwriting the oldest when full.
     mutating func append(slot: Int, time: Int64, rssi: Int8) {
         let base = slot &* capacity
-        var tag = tags[slot]
-        let count = Int(tag.count)
+        let count = Int(tags[slot].count)
+        let head = Int(tags[slot].head)
         if count < capacity {
-            var position = Int(tag.head) &+ count
+            var position = head &+ count
             if position >= capacity { position &-= capacity }
             ringTimes[base &+ position] = time
             ringRSSI[base &+ position] = rssi
-            tag.count &+= 1
+            tags[slot].count = Int32(count &+ 1)
         } else {
-            let position = Int(tag.head)
-            ringTimes[base &+ position] = time
-            ringRSSI[base &+ position] = rssi
-            tag.head = position &+ 1 == capacity ? 0 : Int32(position &+ 1)
+            ringTimes[base &+ head] = time
+            ringRSSI[base &+ head] = rssi
+            tags[slot].head = head &+ 1 == capacity ? 0 : Int32(head &+ 1)
         }
-        tag.lastSample = time
-        tags[slot] = tag
+        tags[slot].lastSample = time
     }
 
     /// Drops the samples that are no longer in `(now − window, now]`.
@@ -69,8 +67,9 @@ extension PresenceEngine {
     /// The person's signal: the strongest valid filtered RSSI of their tags and that tag.
     mutating func signal(person: Int, now: Int64) -> (rssi: Int, tag: Int32)? {
         var best: (rssi: Int, tag: Int32)?
-        let slots = persons[person].tagSlots
-        for slot in slots {
+        // By index: iterating the array itself would retain it on every sample.
+        for i in 0 ..< persons[person].tagSlots.count {
+            let slot = persons[person].tagSlots[i]
             guard let value = filtered(slot: Int(slot), now: now) else { continue }
             if let current = best, value <= current.rssi { continue }
             best = (value, slot)

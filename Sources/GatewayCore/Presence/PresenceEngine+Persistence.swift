@@ -78,9 +78,10 @@ extension PresenceEngine {
                 }
                 // The leave timer: from UNCONFIRMED's start, or for PRESENT from the last
                 // sample (or, without one, the visit's start).
-                let since = record.state == .unconfirmed
+                // Never before the visit (a proof may have opened it after the last sample).
+                let since = max(visitStart, record.state == .unconfirmed
                     ? instant(record.unconfirmedSinceWallMilliseconds) ?? lastSample ?? visitStart
-                    : lastSample ?? visitStart
+                    : lastSample ?? visitStart)
                 person.state = .unconfirmed
                 person.visitStart = visitStart
                 person.unconfirmedSince = since

@@ -66,7 +66,8 @@ extension PresenceEngine {
             }
         }
         rescheduleAll()
-        // New thresholds may already decide something; timers may already be due.
+        // Timers recomputed with the new durations may already be due. New RSSI
+        // thresholds are applied from the person's next sample.
         for person in persons.indices where persons[person].state != .outside {
             fireDue(person: person, now: now, into: &events)
             schedule(person: person)

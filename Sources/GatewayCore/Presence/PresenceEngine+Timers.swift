@@ -20,12 +20,13 @@ extension PresenceEngine {
 
     /// The person's one running timer, if any.
     func deadline(person: Int) -> Int64? {
-        let slot = persons[person]
-        switch slot.state {
+        // Field by field: copying the whole slot would retain its id and arrays per sample.
+        switch persons[person].state {
         case .outside: return nil
-        case .nearby: return Self.saturatingAdd(slot.lastSample, limits.awayAfter)
-        case .present: return Self.saturatingAdd(slot.lastSample, limits.lostAfter)
-        case .unconfirmed: return Self.saturatingAdd(slot.unconfirmedSince, limits.leaveAfter)
+        case .nearby: return Self.saturatingAdd(persons[person].lastSample, limits.awayAfter)
+        // A proof can open the visit after the last sample: silence counts from the later.
+        case .present: return Self.saturatingAdd(max(persons[person].lastSample, persons[person].visitStart), limits.lostAfter)
+        case .unconfirmed: return Self.saturatingAdd(persons[person].unconfirmedSince, limits.leaveAfter)
         }
     }
 

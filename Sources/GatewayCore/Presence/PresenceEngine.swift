@@ -87,6 +87,9 @@ public struct PresenceEngine: Sendable {
         }
     }
 
+    /// Tag indices at or above this are ignored (a million tags is far beyond any door).
+    public static let maximumTagIndex = 1 << 20
+
     /// Absent values in the slots' times.
     static let never = Int64.min
 
@@ -143,7 +146,9 @@ public struct PresenceEngine: Sendable {
         for person in newPersons where personById[person.id] == nil {
             let personSlot = Int32(persons.count)
             var tagSlots: [Int32] = []
-            for tag in person.tags where tag.index >= 0 && tag.index <= Int(Int32.max) {
+            // Indices are TagMatcher positions, so small; a wild one would size the
+            // lookup table below, so it is refused rather than trusted.
+            for tag in person.tags where tag.index >= 0 && tag.index < Self.maximumTagIndex {
                 tagSlots.append(Int32(tags.count))
                 tags.append(TagSlot(id: tag.id, matcherIndex: tag.index, person: personSlot))
                 maxIndex = max(maxIndex, tag.index)

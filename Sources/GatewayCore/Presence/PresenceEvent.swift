@@ -49,7 +49,8 @@ public struct PresenceDecision: Hashable, Sendable {
     public var decidedAtWallMilliseconds: Int64
     public var visitStartWallMilliseconds: Int64
     /// The deciding tag's samples in the deciding window, oldest first (checkout: the
-    /// window when UNCONFIRMED began — empty when it began because the tag went silent).
+    /// window when UNCONFIRMED began — empty when it began because the tag went silent,
+    /// or when the visit came through a restart or a link loss).
     public var rssiSeries: [Int]
     /// Last TX power the tag advertised, if any.
     public var txPower: Int?
