@@ -214,8 +214,14 @@ public final class GatewayAgent {
                 log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
             }
         }
-        let restored = presence.restore(records: records, now: loop.now, wallNow: systemClock.wallMilliseconds)
-        for record in restored where record.state != .outside {
+        // The wall time of "now" through the engine's own mapping, so a restored visit start
+        // maps back to the very milliseconds it was stored with (the checkout's key).
+        let now = loop.now
+        let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now))
+        for record in ignored {
+            log.log(.warning, "persisted presence of an unknown person ignored", ["person_id": record.personId])
+        }
+        for record in records where record.state != .outside && !ignored.contains(record) {
             log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(record.state)"])
         }
         dirtyPersons.formUnion(stored.keys)
