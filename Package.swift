@@ -22,12 +22,15 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // BlueZ through its headers only: socket constants and structs, nothing linked.
         .systemLibrary(name: "CBluetooth", path: "Sources/CBluetooth"),
+        // OpenSSL's libcrypto for AES-128 (swift-crypto's AES block function lives in a
+        // module that drags in all of Foundation).
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
         .target(name: "EventLoop", path: "Sources/EventLoop"),
@@ -38,8 +41,8 @@ let package = Package(
             name: "GatewayCore",
             dependencies: [
                 "HCI", "EventLoop",
+                "COpenSSL",
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
             path: "Sources/GatewayCore"
         ),

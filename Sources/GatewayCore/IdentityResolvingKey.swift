@@ -1,22 +1,19 @@
-import Crypto
 import HCI
-import _CryptoExtras
 
 /// An identity resolving key: recognises the resolvable private addresses a device
 /// generates with it (Core Specification Vol 3 Part H §2.2.2, Vol 6 Part B §1.3.2.2).
 public struct IdentityResolvingKey: Hashable, @unchecked Sendable {
     /// The 16 key bytes, most significant first, as configuration files write them.
     public let bytes: [UInt8]
-    /// Made once: building a `SymmetricKey` allocates and would double the cost of each
-    /// resolution. `@unchecked Sendable` because this swift-crypto does not mark
-    /// `SymmetricKey` Sendable although it is immutable after creation.
-    private let key: SymmetricKey
+    /// Made once: setting up a cipher context per resolution would cost more than the
+    /// resolution itself. `@unchecked Sendable`: see `AES128`.
+    private let cipher: AES128
 
     /// Nil unless exactly 16 bytes.
     public init?(_ bytes: [UInt8]) {
-        guard bytes.count == 16 else { return nil }
+        guard bytes.count == 16, let cipher = AES128(key: bytes) else { return nil }
         self.bytes = bytes
-        key = SymmetricKey(data: bytes)
+        self.cipher = cipher
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.bytes == rhs.bytes }
@@ -33,7 +30,7 @@ public struct IdentityResolvingKey: Hashable, @unchecked Sendable {
         block[15] = UInt8(truncatingIfNeeded: prand)
         // Only fails for a wrong key or block size, both fixed at 16 here; a failure
         // must still not resolve anything, hence the impossible hash.
-        guard (try? AES.permute(&block, key: key)) != nil else { return UInt32.max }
+        guard cipher.encrypt(&block) else { return UInt32.max }
         return UInt32(block[13]) << 16 | UInt32(block[14]) << 8 | UInt32(block[15])
     }
 
