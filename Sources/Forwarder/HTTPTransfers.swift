@@ -116,7 +116,12 @@ final class HTTPTransfers {
         check(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
         check(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)))
         check(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
-        check(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        if request.url.hasPrefix("https:") {
+            // Wait for ALPN to tell whether one HTTP/2 connection will carry them all,
+            // rather than opening one connection per request. (Plain http has no HTTP/2
+            // here: waiting would only serialise the first requests.)
+            check(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
         check(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         // Verification is never switched off: https always checks the chain and the name.
         check(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
