@@ -23,7 +23,7 @@ public struct ForwarderStatus: Hashable, Sendable {
     public var lastErrorClass: DeliveryErrorClass? { outbox.isFailing ? outbox.lastErrorClass : nil }
 
     public var amber: AmberIndication {
-        if authRefused || outbox.dead > 0 { return .steady }
+        if authRefused || outbox.dead > 0 || outbox.isFull { return .steady }
         if outbox.pending > 0 && outbox.isFailing { return .blink }
         return .off
     }

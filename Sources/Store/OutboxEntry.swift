@@ -56,6 +56,12 @@ public struct OutboxStatus: Hashable, Sendable {
     public var lastError: String?
     /// The highest sequence ever allocated (0 before the first event).
     public var lastSequence: Int64
+    /// The store's cap on undelivered events (`StoreConfiguration.maximumEvents`).
+    public var maximumEvents: Int = .max
+
+    /// Undelivered events (pending and dead letters) reached the cap: new events are
+    /// refused until the server takes the backlog.
+    public var isFull: Bool { pending + dead >= maximumEvents }
 
     /// Events waiting to be delivered.
     public var backlog: Int { pending }
