@@ -4,6 +4,7 @@ deliver`) against the event server (SPEC §7, §8)."""
 from __future__ import annotations
 
 import email.utils
+import json
 import pathlib
 import signal
 import sqlite3
@@ -181,16 +182,16 @@ def test_https_with_ca_file_works_and_without_it_fails_clearly(gateway_bin, stat
 
 
 def test_a_slow_server_does_not_block_the_loop(gateway_bin, server, state_dir):
-    config = write_config(state_dir, server.url, timeout_s=10)
+    config = write_config(state_dir, server.url, timeout_s=60)
     enqueue(gateway_bin, state_dir, 4, persons=4)
-    server.control(delay_ms=5000)
+    server.control(delay_ms=30000)
     deliver = Deliver(gateway_bin, config)
-    wait_for(lambda: len(server.snapshot()["requests"]) == 4, 10, "four requests in flight at once")
-    # Requests are mid-flight for seconds: the loop still answers a signal at once.
-    started = time.monotonic()
+    wait_for(lambda: len(server.snapshot()["requests"]) == 4, 20, "four requests in flight at once")
+    # Every request now waits 30 s for its answer: the loop still handles a signal, so the
+    # process ends while none of them has been answered.
     deliver.terminate()
-    summary = deliver.wait(timeout=10)
-    assert time.monotonic() - started < 2
+    summary = deliver.wait(timeout=20)
+    assert server.snapshot()["log"] == [], "deliver waited for an answer"
     assert summary["pending"] == 4  # abandoned requests stay pending, to be sent again
 
 
@@ -208,13 +209,12 @@ def test_export_writes_json_lines_of_chosen_states(gateway_bin, server, state_di
     acks = enqueue(gateway_bin, state_dir, 5, persons=5)
     server.control(reject_keys=[acks[0][1]])
     Deliver(gateway_bin, config, "--until-empty").wait(timeout=30)
-    import json
     sent = [json.loads(line) for line in outbox(gateway_bin, state_dir, "export", "--state", "sent").stdout.splitlines()]
     assert [entry["sequence"] for entry in sent] == [2, 3, 4, 5]
     assert all(json.loads(entry["body"])["sequence"] == entry["sequence"] for entry in sent)
     everything = outbox(gateway_bin, state_dir, "export").stdout.splitlines()
     assert len(everything) == 5
-    assert outbox(gateway_bin, state_dir, "export", "--state", "bogus", check=False).returncode == 64 or True
+    assert outbox(gateway_bin, state_dir, "export", "--state", "bogus", check=False).returncode != 0
 
 
 def test_kill_9_while_enqueueing_keeps_the_store_sound(gateway_bin, state_dir):
