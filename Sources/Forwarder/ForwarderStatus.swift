@@ -28,6 +28,21 @@ public struct ForwarderStatus: Hashable, Sendable {
         return .off
     }
 
+    /// The outbox's part of systemd's one-line `STATUS=`: `outbox 0`,
+    /// `outbox 42 (retrying: server)`, `outbox 3 (server refuses the token)`, `… · 2 dead`.
+    public var summary: String {
+        var text = "outbox \(outbox.backlog)"
+        if authRefused {
+            text += " (server refuses the token)"
+        } else if outbox.isFull {
+            text += " (full: new events refused)"
+        } else if outbox.pending > 0, let errorClass = lastErrorClass {
+            text += " (retrying: \(errorClass))"
+        }
+        if outbox.dead > 0 { text += " · \(outbox.dead) dead" }
+        return text
+    }
+
     public init(outbox: OutboxStatus, inFlight: Int, authRefused: Bool) {
         self.outbox = outbox
         self.inFlight = inFlight
