@@ -32,6 +32,9 @@ public final class Forwarder {
     private var wakeTimer: EventLoop.TimerHandle?
     private var wakeDeadlineMillis: Int64?
     private var pollTimer: EventLoop.TimerHandle?
+    private var pruneTimer: EventLoop.TimerHandle?
+    /// How often delivered rows past their retention are pruned.
+    public var pruneInterval: Duration = .seconds(3_600)
     private var running = false
     private var pumping = false
     private var failing = false
@@ -65,6 +68,7 @@ public final class Forwarder {
         guard !running else { return }
         running = true
         schedulePoll()
+        prune()
         pump()
     }
 
@@ -77,6 +81,8 @@ public final class Forwarder {
         inFlightPersons.removeAll()
         if let wakeTimer { loop.cancel(wakeTimer) }
         if let pollTimer { loop.cancel(pollTimer) }
+        if let pruneTimer { loop.cancel(pruneTimer) }
+        pruneTimer = nil
         wakeTimer = nil
         wakeDeadlineMillis = nil
         pollTimer = nil
@@ -91,8 +97,18 @@ public final class Forwarder {
     /// old ones.
     public func reload(_ configuration: ForwarderConfiguration) throws(ForwarderError) {
         let bundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        if configuration.token != self.configuration.token { authRefused = false }
+        let old = self.configuration
+        let serverChanged = configuration.token != old.token || configuration.url != old.url || bundle != caBundle
+        if configuration.token != old.token { authRefused = false }
         self.configuration = configuration
+        if serverChanged {
+            // The operator fixed something: retry now rather than after a long backoff.
+            do {
+                try store.retryPendingNow(nowMillis: loop.clock.wallMilliseconds)
+            } catch {
+                onEvent(.storeFailed(error))
+            }
+        }
         caBundle = bundle
         backoff = Backoff(maximum: configuration.maxBackoff)
         transfers.setMaxConnections(configuration.maxInFlight)
@@ -171,6 +187,20 @@ public final class Forwarder {
                 self.onEvent(.storeFailed(error))
             }
             self.schedulePoll()
+        }
+    }
+
+    /// Delivered rows are kept for `outbox list` for a while, then removed, so the file
+    /// does not grow forever; undelivered ones are never pruned.
+    private func prune() {
+        do {
+            try store.pruneDelivered(nowMillis: loop.clock.wallMilliseconds)
+        } catch {
+            onEvent(.storeFailed(error))
+        }
+        pruneTimer = loop.schedule(after: pruneInterval) { [weak self] in
+            guard let self, self.running else { return }
+            self.prune()
         }
     }
 

@@ -23,9 +23,24 @@ public struct ForwarderStatus: Hashable, Sendable {
     public var lastErrorClass: DeliveryErrorClass? { outbox.isFailing ? outbox.lastErrorClass : nil }
 
     public var amber: AmberIndication {
-        if authRefused || outbox.dead > 0 { return .steady }
+        if authRefused || outbox.dead > 0 || outbox.isFull { return .steady }
         if outbox.pending > 0 && outbox.isFailing { return .blink }
         return .off
+    }
+
+    /// The outbox's part of systemd's one-line `STATUS=`: `outbox 0`,
+    /// `outbox 42 (retrying: server)`, `outbox 3 (server refuses the token)`, `… · 2 dead`.
+    public var summary: String {
+        var text = "outbox \(outbox.backlog)"
+        if authRefused {
+            text += " (server refuses the token)"
+        } else if outbox.isFull {
+            text += " (full: new events refused)"
+        } else if outbox.pending > 0, let errorClass = lastErrorClass {
+            text += " (retrying: \(errorClass))"
+        }
+        if outbox.dead > 0 { text += " · \(outbox.dead) dead" }
+        return text
     }
 
     public init(outbox: OutboxStatus, inFlight: Int, authRefused: Bool) {

@@ -39,15 +39,27 @@ final class HTTPTransfers {
         let easy: UnsafeMutableRawPointer
         var headerList: UnsafeMutablePointer<curl_slist>?
         var retryAfter: String?
-        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        /// libcurl writes its detailed message here: memory that must stay put for the
+        /// transfer's lifetime, so not a Swift array.
+        let errorBuffer: UnsafeMutablePointer<CChar>
+        static let errorBufferSize = Int(CURL_ERROR_SIZE) + 1
 
         init(id: UInt64, easy: UnsafeMutableRawPointer) {
             self.id = id
             self.easy = easy
+            errorBuffer = .allocate(capacity: Self.errorBufferSize)
+            errorBuffer.initialize(repeating: 0, count: Self.errorBufferSize)
         }
 
+        /// Only after `curl_easy_cleanup` of `easy`: the handle points at both.
         deinit {
             curl_slist_free_all(headerList)
+            errorBuffer.deallocate()
+        }
+
+        var errorMessage: String {
+            let bytes = UnsafeBufferPointer(start: errorBuffer, count: Self.errorBufferSize - 1)
+            return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
     }
 
@@ -116,7 +128,12 @@ final class HTTPTransfers {
         check(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
         check(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)))
         check(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
-        check(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        if request.url.hasPrefix("https:") {
+            // Wait for ALPN to tell whether one HTTP/2 connection will carry them all,
+            // rather than opening one connection per request. (Plain http has no HTTP/2
+            // here: waiting would only serialise the first requests.)
+            check(ccurl_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
         check(ccurl_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         // Verification is never switched off: https always checks the chain and the name.
         check(ccurl_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1))
@@ -128,7 +145,7 @@ final class HTTPTransfers {
                 check(ccurl_setopt_blob(easy, CURLOPT_CAINFO_BLOB, &blob))
             }
         }
-        transfer.errorBuffer.withUnsafeMutableBufferPointer { check(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, $0.baseAddress)) }
+        check(ccurl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer))
         let transferPointer = Unmanaged.passUnretained(transfer).toOpaque()
         check(ccurl_setopt_pointer(easy, CURLOPT_PRIVATE, transferPointer))
         check(ccurl_setopt_pointer(easy, CURLOPT_HEADERDATA, transferPointer))
@@ -224,17 +241,15 @@ final class HTTPTransfers {
             }
             let transfer = Unmanaged<Transfer>.fromOpaque(UnsafeRawPointer(privatePointer)).takeUnretainedValue()
             finished.append((transfer.id, result(of: transfer, code: code)))
-            transfers[transfer.id] = nil
             curl_easy_cleanup(easy)
+            transfers[transfer.id] = nil
         }
         if !finished.isEmpty { onCompletions(finished) }
     }
 
     private func result(of transfer: Transfer, code: CURLcode) -> AttemptResult {
         guard code == CURLE_OK else {
-            let detail = transfer.errorBuffer.withUnsafeBufferPointer { buffer in
-                String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
+            let detail = transfer.errorMessage
             let summary = String(cString: curl_easy_strerror(code))
             return .failure(Self.failure(code: code, message: detail.isEmpty ? summary : "\(summary): \(detail)"))
         }

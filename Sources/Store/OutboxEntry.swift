@@ -56,6 +56,28 @@ public struct OutboxStatus: Hashable, Sendable {
     public var lastError: String?
     /// The highest sequence ever allocated (0 before the first event).
     public var lastSequence: Int64
+    /// The store's cap on undelivered events (`StoreConfiguration.maximumEvents`).
+    public var maximumEvents: Int = .max
+
+    public init(pending: Int, sent: Int, rejected: Int, dead: Int, oldestPendingAgeMillis: Int64?,
+                lastSuccessMillis: Int64?, lastErrorMillis: Int64?, lastErrorClass: DeliveryErrorClass?,
+                lastError: String?, lastSequence: Int64, maximumEvents: Int = .max) {
+        self.pending = pending
+        self.sent = sent
+        self.rejected = rejected
+        self.dead = dead
+        self.oldestPendingAgeMillis = oldestPendingAgeMillis
+        self.lastSuccessMillis = lastSuccessMillis
+        self.lastErrorMillis = lastErrorMillis
+        self.lastErrorClass = lastErrorClass
+        self.lastError = lastError
+        self.lastSequence = lastSequence
+        self.maximumEvents = maximumEvents
+    }
+
+    /// Undelivered events (pending and dead letters) reached the cap: new events are
+    /// refused until the server takes the backlog.
+    public var isFull: Bool { pending + dead >= maximumEvents }
 
     /// Events waiting to be delivered.
     public var backlog: Int { pending }

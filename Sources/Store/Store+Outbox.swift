@@ -106,7 +106,7 @@ extension Store {
     public func status(nowMillis: Int64) throws(StoreError) -> OutboxStatus {
         var status = OutboxStatus(pending: 0, sent: 0, rejected: 0, dead: 0, oldestPendingAgeMillis: nil,
                                   lastSuccessMillis: nil, lastErrorMillis: nil, lastErrorClass: nil,
-                                  lastError: nil, lastSequence: 0)
+                                  lastError: nil, lastSequence: 0, maximumEvents: configuration.maximumEvents)
         try statements.countsByState.query { row in
             let count = Int(truncatingIfNeeded: row.int64(1))
             switch OutboxState(rawValue: Int32(truncatingIfNeeded: row.int64(0))) {
@@ -176,6 +176,18 @@ extension Store {
         try relaxedTransaction { () throws(StoreError) in
             let statement = try connection.prepare(
                 "UPDATE events SET state = 0, attempts = 0, next_attempt_ms = ?, updated_ms = ? WHERE state = 3")
+            try statement.run([.integer(nowMillis), .integer(nowMillis)])
+            return connection.changes
+        }
+    }
+
+    /// Makes every pending event due now (the operator changed the token, URL or CA:
+    /// waiting out a long backoff would only delay the fix); returns how many.
+    @discardableResult
+    public func retryPendingNow(nowMillis: Int64) throws(StoreError) -> Int {
+        try relaxedTransaction { () throws(StoreError) in
+            let statement = try connection.prepare(
+                "UPDATE events SET next_attempt_ms = ? WHERE state = 0 AND next_attempt_ms > ?")
             try statement.run([.integer(nowMillis), .integer(nowMillis)])
             return connection.changes
         }

@@ -150,3 +150,36 @@ final class StoreOutboxTests: StoreTestCase {
         XCTAssertEqual(try store.nextDeliverable(limit: 100, nowMillis: 2, excludingPersons: []).count, 50)
     }
 }
+
+final class StoreRepairTests: StoreTestCase {
+    func testRetryPendingNowMakesBackedOffEventsDue() throws {
+        let store = try open()
+        try append(store, key: "a1", person: "a")
+        try append(store, key: "b1", person: "b")
+        try store.scheduleRetry(sequence: 1, atMillis: 300_000, errorClass: .auth, error: "HTTP 401", nowMillis: 1_000)
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [2])
+        XCTAssertEqual(try store.retryPendingNow(nowMillis: 2_000), 1)
+        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [1, 2])
+    }
+
+    func testStatusSaysFullAtTheCap() throws {
+        let store = try open(StoreConfiguration(maximumEvents: 2))
+        try append(store, key: "a")
+        XCTAssertFalse(try store.status(nowMillis: 0).isFull)
+        try append(store, key: "b")
+        XCTAssertTrue(try store.status(nowMillis: 0).isFull)
+    }
+
+    func testPruneKeepsUndeliveredRows() throws {
+        let store = try open(StoreConfiguration(deliveredRetentionMillis: 1_000))
+        try append(store, key: "sent", person: "a")
+        try append(store, key: "dead", person: "b")
+        try append(store, key: "pending", person: "c")
+        try append(store, key: "rejected", person: "d")
+        try store.record([.sent(sequence: 1, status: 201), .dead(sequence: 2, status: 400, error: "x"),
+                          .rejected(sequence: 4, status: 409)], atMillis: 2_000)
+        XCTAssertEqual(try store.pruneDelivered(nowMillis: 2_500), 0, "within the retention")
+        XCTAssertEqual(try store.pruneDelivered(nowMillis: 10_000), 2)
+        XCTAssertEqual(try store.list(states: Set(OutboxState.allCases), limit: 10).map(\.idempotencyKey), ["dead", "pending"])
+    }
+}

@@ -36,6 +36,9 @@ struct OutboxEnqueueCommand: ParsableCommand {
     @Option(name: .long, help: "Cap on undelivered events (StoreConfiguration.maximumEvents).")
     var maximumEvents: Int = 1_000_000
 
+    @Option(name: .long, help: "Events per transaction (1, the default, is how the agent commits).")
+    var batch: Int = 1
+
     @Flag(name: .long, help: "Do not print a line per event.")
     var quiet = false
 
@@ -45,6 +48,7 @@ struct OutboxEnqueueCommand: ParsableCommand {
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 or more") }
         guard persons >= 1 else { throw ValidationError("--persons must be at least 1") }
+        guard (1 ... 100_000).contains(batch) else { throw ValidationError("--batch must be 1…100000") }
     }
 
     func run() throws {
@@ -63,17 +67,23 @@ struct OutboxEnqueueCommand: ParsableCommand {
         var committed = 0
         var failure: StoreError?
         while count == 0 || index < count {
-            let personId = persons == 1 ? person : "u_\(index % persons)"
+            let size = count == 0 ? batch : min(batch, count - index)
             let now = clock.wallMilliseconds
-            let event = SyntheticEvent(personId: personId, gatewayId: gateway, type: index % 2 == 0 ? "checkin" : "checkout",
-                                       visitStartMillis: now, nonce: nonce &+ UInt64(index))
-            let key = event.idempotencyKey
-            var sequence: Int64?
+            var committedNow: [(Int64, String)] = []
             let started = clock.now
             do {
                 try store.commit { (transaction: inout StoreTransaction) throws(StoreError) in
-                    sequence = try transaction.appendEvent(idempotencyKey: key, type: event.type, personId: personId, createdAtMillis: now) { seq in
-                        event.body(sequence: seq, key: key, nowMillis: now)
+                    committedNow = []
+                    for offset in 0 ..< size {
+                        let number = index + offset
+                        let personId = persons == 1 ? person : "u_\(number % persons)"
+                        let event = SyntheticEvent(personId: personId, gatewayId: gateway, type: number % 2 == 0 ? "checkin" : "checkout",
+                                                   visitStartMillis: now, nonce: nonce &+ UInt64(number))
+                        let key = event.idempotencyKey
+                        let sequence = try transaction.appendEvent(idempotencyKey: key, type: event.type, personId: personId, createdAtMillis: now) { seq in
+                            event.body(sequence: seq, key: key, nowMillis: now)
+                        }
+                        if let sequence { committedNow.append((sequence, key)) }
                     }
                 }
             } catch {
@@ -81,11 +91,12 @@ struct OutboxEnqueueCommand: ParsableCommand {
                 break
             }
             if latency { latencies.append((clock.now - started).nanosecondsClamped) }
-            if let sequence {
-                committed += 1
-                if !quiet { writeStandardOutput("\(sequence) \(key)\n") }
+            committed += committedNow.count
+            if !quiet, !committedNow.isEmpty {
+                // Printed only after the commit returned: a printed line is on disk.
+                writeStandardOutput(committedNow.map { "\($0.0) \($0.1)\n" }.joined())
             }
-            index += 1
+            index += size
         }
         if latency, !latencies.isEmpty {
             latencies.sort()

@@ -1,0 +1,140 @@
+import EventLoop
+import Store
+import XCTest
+@testable import Forwarder
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real forwarder on a real event loop against a loopback server.
+final class ForwarderLoopTests: XCTestCase {
+    private var directory = ""
+
+    override func setUpWithError() throws {
+        var template = Array("/tmp/forwarder-test-XXXXXX".utf8CString)
+        XCTAssertNotNil(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
+        directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    override func tearDownWithError() throws {
+        for name in ["gateway.sqlite", "gateway.sqlite-wal", "gateway.sqlite-shm"] { unlink(directory + "/" + name) }
+        rmdir(directory)
+    }
+
+    private func makeStore(events: [(key: String, person: String)]) throws -> Store {
+        let store = try Store(path: Store.path(stateDirectory: directory))
+        for event in events {
+            try store.commit { (transaction: inout StoreTransaction) throws(StoreError) in
+                _ = try transaction.appendEvent(idempotencyKey: event.key, type: "checkin", personId: event.person, createdAtMillis: 0) { sequence in
+                    Array("{\"sequence\": \(sequence), \"person\": \"\(event.person)\"}".utf8)
+                }
+            }
+        }
+        return store
+    }
+
+    /// Runs the loop until `done` says so (checked every 20 ms), at most `limit`.
+    private func run(_ loop: EventLoop, limit: Duration = .seconds(20), until done: @escaping () -> Bool) {
+        var timedOut = false
+        func check() {
+            loop.schedule(after: .milliseconds(20)) {
+                if done() { loop.stop() } else { check() }
+            }
+        }
+        check()
+        loop.schedule(after: limit) { timedOut = true; loop.stop() }
+        XCTAssertNoThrow(try loop.run())
+        XCTAssertFalse(timedOut, "the loop ran into its time limit")
+    }
+
+    func testRetriesUntilDeliveredWithPerPersonOrder() throws {
+        let server = try LoopbackServer { index, _ in .init(status: index < 3 ? 503 : 201) }
+        defer { server.stop() }
+        let events = (0 ..< 6).map { (key: "k\($0)", person: $0 % 2 == 0 ? "a" : "b") }
+        let store = try makeStore(events: events)
+        let loop = EventLoop()
+        var delivered: [Int64] = []
+        let forwarder = try Forwarder(store: store, loop: loop,
+                                      configuration: ForwarderConfiguration(url: server.url, deviceId: "d", appVersion: "t", maxBackoff: .seconds(1)),
+                                      jitterSeed: 1) { event in
+            if case let .delivered(sequence, _, _) = event { delivered.append(sequence) }
+        }
+        forwarder.start()
+        run(loop) { forwarder.inFlightCount == 0 && (try? store.hasPending()) == false }
+        XCTAssertEqual(delivered.sorted(), Array(1 ... 6))
+        let requests = server.requests
+        XCTAssertEqual(requests.count, 9)
+        for person in ["a", "b"] {
+            let sequences = requests.filter { $0.person == person }.map(\.sequence)
+            XCTAssertEqual(sequences, sequences.sorted(), "person \(person) in sequence order")
+        }
+        let status = try forwarder.status()
+        XCTAssertEqual(status.outbox.sent, 6)
+        XCTAssertEqual(status.amber, .off)
+        XCTAssertNotNil(status.lastSuccessMillis)
+    }
+
+    func testRejectedDeadAndUnauthorised() throws {
+        let server = try LoopbackServer { _, request in
+            switch request.key {
+            case "rejected": .init(status: 409)
+            case "dead": .init(status: 400)
+            default: .init(status: 401)
+            }
+        }
+        defer { server.stop() }
+        let store = try makeStore(events: [("rejected", "a"), ("dead", "b"), ("auth", "c")])
+        let loop = EventLoop()
+        let forwarder = try Forwarder(store: store, loop: loop,
+                                      configuration: ForwarderConfiguration(url: server.url, deviceId: "d", appVersion: "t", maxBackoff: .seconds(60)),
+                                      jitterSeed: 2)
+        forwarder.start()
+        run(loop) { server.requests.count >= 3 && forwarder.inFlightCount == 0 }
+        XCTAssertEqual(try store.entry(sequence: 1)?.state, .rejected)
+        XCTAssertEqual(try store.entry(sequence: 2)?.state, .dead)
+        let auth = try XCTUnwrap(try store.entry(sequence: 3))
+        XCTAssertEqual(auth.state, .pending)
+        XCTAssertEqual(auth.attempts, 1)
+        // The long backoff: about max_backoff (jitter only downwards, at most 20 %).
+        XCTAssertGreaterThanOrEqual(auth.nextAttemptMillis - auth.updatedAtMillis, 48_000)
+        let status = try forwarder.status()
+        XCTAssertTrue(status.authRefused)
+        XCTAssertEqual(status.amber, .steady)
+        XCTAssertEqual(server.requests.count, 3, "nothing retried early")
+    }
+
+    func testRetryAfterSetsTheNextAttempt() throws {
+        let server = try LoopbackServer { _, _ in .init(status: 503, headers: ["Retry-After: 7"]) }
+        defer { server.stop() }
+        let store = try makeStore(events: [("k", "a")])
+        let loop = EventLoop()
+        let forwarder = try Forwarder(store: store, loop: loop,
+                                      configuration: ForwarderConfiguration(url: server.url, deviceId: "d", appVersion: "t"),
+                                      jitterSeed: 3)
+        forwarder.start()
+        run(loop) { server.requests.count >= 1 && forwarder.inFlightCount == 0 }
+        let entry = try XCTUnwrap(try store.entry(sequence: 1))
+        XCTAssertEqual(entry.nextAttemptMillis - entry.updatedAtMillis, 7_000)
+        XCTAssertEqual(entry.lastError, "HTTP 503")
+        XCTAssertEqual(try forwarder.status().amber, .blink)
+    }
+
+    func testUnreachableServerIsANetworkErrorAndRetriedSoon() throws {
+        // A port nobody listens on: bind one, learn its number, close it.
+        let server = try LoopbackServer { _, _ in .init(status: 201) }
+        let url = server.url
+        server.stop()
+        let store = try makeStore(events: [("k", "a")])
+        let loop = EventLoop()
+        var failures: [DeliveryErrorClass] = []
+        let forwarder = try Forwarder(store: store, loop: loop,
+                                      configuration: ForwarderConfiguration(url: url, deviceId: "d", appVersion: "t"),
+                                      jitterSeed: 4) { event in
+            if case let .retrying(_, _, errorClass, _, _) = event { failures.append(errorClass) }
+        }
+        forwarder.start()
+        run(loop) { failures.count >= 2 }
+        XCTAssertEqual(failures.first, .network)
+        XCTAssertEqual(try store.status(nowMillis: 0).lastErrorClass, .network)
+    }
+}
