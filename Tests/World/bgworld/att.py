@@ -153,10 +153,15 @@ class AttServer:
     """Answers ATT requests from a database. Returns the response PDU, or None for
     commands (no response). Malformed requests get an Error Response (Invalid PDU)."""
 
-    def __init__(self, database: Database, mtu: int = DEFAULT_MTU) -> None:
+    def __init__(self, database: Database, mtu: int = DEFAULT_MTU, respect_mtu: bool = True) -> None:
         self.database = database
         self.server_mtu = mtu
         self.mtu = DEFAULT_MTU
+        # False for a tag that sends whole values in one Read Response, MTU or not.
+        self.respect_mtu = respect_mtu
+
+    def _fit(self, value: bytes) -> bytes:
+        return value[: self.mtu - 1] if self.respect_mtu else value
 
     def handle(self, pdu: bytes) -> bytes | None:
         if not pdu:
@@ -192,13 +197,13 @@ class AttServer:
             case 0x0A:  # READ_REQ
                 (handle,) = struct.unpack("<H", body)
                 value = self._attribute(handle).read_value()
-                return bytes((READ_RSP,)) + value[: self.mtu - 1]
+                return bytes((READ_RSP,)) + self._fit(value)
             case 0x0C:  # READ_BLOB_REQ
                 handle, offset = struct.unpack("<HH", body)
                 value = self._attribute(handle).read_value()
                 if offset > len(value):
                     raise AttError(ERR_INVALID_OFFSET, handle)
-                return bytes((READ_BLOB_RSP,)) + value[offset: offset + self.mtu - 1]
+                return bytes((READ_BLOB_RSP,)) + self._fit(value[offset:])
             case 0x10:  # READ_BY_GROUP_TYPE_REQ
                 start, end = self._range(struct.unpack_from("<HH", body))
                 return self.read_by_group_type(start, end, self._uuid(body[4:]))

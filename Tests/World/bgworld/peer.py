@@ -133,7 +133,7 @@ class TagPeer:
         if self.variant == "malicious-endless":
             service.group_end = 0xFFFF
             return _EndlessServer(database, service.handle)
-        return att.AttServer(database)
+        return att.AttServer(database, respect_mtu=self.variant != "malicious-oversized")
 
     def _write_challenge(self, handle: int, value: bytes) -> None:
         self.stats.challenges += 1
