@@ -222,9 +222,9 @@ class InitiatorMixin:
         # Connection Complete with Unknown Connection Identifier: two hops on the loop
         # keep that order.
         loop = self.world.loop
+        # All other fields zero, peer address included (what RootCanal 1.13.0 sends).
         loop.call_soon(lambda: self._send_connection_complete(
-            hcibytes.STATUS_UNKNOWN_CONNECTION_ID, 0, initiation.peer if initiation.policy == FILTER_POLICY_PEER
-            else (bytes(6), 0), 0, 0, 0, initiation.extended))
+            hcibytes.STATUS_UNKNOWN_CONNECTION_ID, 0, (bytes(6), 0), 0, 0, 0, initiation.extended))
         return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
 
     def consider_connecting(self, pdu_address: hci.Address, tag) -> None:
