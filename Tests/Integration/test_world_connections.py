@@ -557,3 +557,52 @@ def test_bumble_gatt_client_proves_genuine_and_catches_the_clone(backend_world, 
     spec = proof_tag("tag-1001", variant, 1)
     world = backend_world({"name": variant, "tags": [spec]})
     assert run(bumble_proof(world, address_of(spec), tag_key("tag-1001"), bytes(range(0xA0, 0xB0)))) is valid
+
+
+# -- untrusted input ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_peers_survive_random_l2cap_input(variant):
+    import random
+
+    from bgworld.peer import TagPeer
+
+    rng = random.Random(variant)
+    peer = TagPeer("fuzz", variant, tag_key("fuzz"))
+    peer.on_connect()
+    for _ in range(3000):
+        cid = rng.choice([att.CID_ATT, att.CID_ATT, att.CID_LE_SIGNALING, att.CID_SMP, 0x0040])
+        body = bytes((rng.choice([0x02, 0x04, 0x06, 0x08, 0x0A, 0x0C, 0x10, 0x12, 0x52, rng.randrange(256)]),))
+        body += rng.randbytes(rng.randrange(0, 40))
+        frame = att.l2cap(cid, body) if rng.random() < 0.9 else rng.randbytes(rng.randrange(0, 8))
+        for answer in peer.on_l2cap(frame):
+            length, answer_cid = struct.unpack_from("<HH", answer)
+            assert length == len(answer) - 4 and answer_cid in (att.CID_ATT, att.CID_LE_SIGNALING, att.CID_SMP)
+
+
+def test_malformed_acl_from_the_host_is_counted_and_the_link_still_works(world_factory):
+    tag = proof_tag("t", "genuine", 1)
+    world = world_factory({"name": "acl-junk", "tags": [tag]})
+
+    async def body():
+        client = await central(world)
+        handle = await connect_to(client, address_of(tag))
+        junk = [
+            bytes((0x02,)) + struct.pack("<HH", handle | 0x1000, 3) + b"abc",  # continuation without a start
+            bytes((0x02,)) + struct.pack("<HH", handle, 1) + b"\x05",  # a start too short for its L2CAP header
+            bytes((0x02,)) + struct.pack("<HH", 0x0ABC, 4) + bytes(4),  # unknown handle
+            # Longer than the 27-byte buffer: counted, still carried (a Write Command, no answer).
+            bytes((0x02,)) + struct.pack("<HH", handle, 40) + struct.pack("<HH", 36, 0x0004) + b"\x52" + bytes(35),
+        ]
+        for packet in junk:
+            client.writer.write(packet)
+        await client.writer.drain()
+        result = await proof_handshake(client, handle, tag_key("t"), bytes(16))
+        await client.close()
+        return result
+
+    result = run(body())
+    assert result.outcome == "valid"
+    session = world.status()["sessions"][-1]
+    assert session["errors"] >= 3

@@ -12,6 +12,8 @@ Connection Complete 0x02; a second cancel → 0x0C; scanning while initiating al
 from __future__ import annotations
 
 import dataclasses
+import logging
+import struct
 from typing import TYPE_CHECKING
 
 from bumble import hci
@@ -22,6 +24,8 @@ from . import hcibytes
 
 if TYPE_CHECKING:
     from .links import Link
+
+logger = logging.getLogger(__name__)
 
 ACCEPT_LIST_SIZE = 16
 LE_ACL_DATA_PACKET_LENGTH = 27
@@ -309,9 +313,11 @@ class InitiatorMixin:
             self.errors += 1  # beyond the advertised buffer size: a host bug, counted, still carried
         try:
             super().on_hci_acl_data_packet(packet)  # reassembly + Number Of Completed Packets
-        except Exception as error:  # Bumble's assembler asserts on some malformed sequences
+        except (AssertionError, struct.error, IndexError, ValueError) as error:
+            # Bumble's assembler trips on some malformed sequences: the packet is lost,
+            # the session goes on.
             self.errors += 1
-            raise ValueError(f"malformed ACL data: {error}") from error
+            logger.info("[%s] malformed ACL data on 0x%04x: %r", self.name, packet.connection_handle, error)
 
     def deliver_acl(self, handle: int, pdu: bytes) -> None:
         """An L2CAP PDU from the peer, cut into ACL packets of the LE buffer size."""
