@@ -61,8 +61,9 @@ class RootCanalWorld(WorldProcess):
         line = _readline(self.process.stdout, READY_TIMEOUT_S + 60)
         if not line.startswith("READY "):
             self._control = None
+            tail = self.stderr_tail()
             self.close()
-            raise RuntimeError(f"RootCanal world did not start: {line!r}")
+            raise RuntimeError(f"RootCanal world did not start: {line!r}; stderr: {tail}")
         self._connect(line)
 
     def _connect(self, line: str) -> None:
