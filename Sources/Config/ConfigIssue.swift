@@ -29,9 +29,13 @@ public struct ConfigIssue: Hashable, Sendable, CustomStringConvertible {
 public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvertible {
     /// Never empty; sorted by line, then in the order they were found.
     public var issues: [ConfigIssue]
+    /// The `[leds]` table when it was valid although the rest was not: the agent lights
+    /// red steady on these lines before it exits (SPEC §9, fatal configuration error).
+    public var salvagedLEDs: GatewayConfiguration.LEDs?
 
-    public init(issues: [ConfigIssue]) {
+    public init(issues: [ConfigIssue], salvagedLEDs: GatewayConfiguration.LEDs? = nil) {
         self.issues = issues
+        self.salvagedLEDs = salvagedLEDs
     }
 
     /// One issue per line.

@@ -33,6 +33,13 @@ struct ConfigurationDecoder {
         )
     }
 
+    /// Only `[leds]`, with its own diagnostics: nil when absent or invalid.
+    func decodeLEDsAlone(root values: [String: ConfigValue]) -> GatewayConfiguration.LEDs? {
+        var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
+        guard let table = root.table("leds"), let leds = decodeLEDs(table), diagnostics.isEmpty else { return nil }
+        return leds
+    }
+
     private func emptyTable(_ key: String, of parent: TableReader) -> TableReader {
         TableReader(path: parent.path(key), values: [:], diagnostics: diagnostics)
     }

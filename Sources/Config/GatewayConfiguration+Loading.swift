@@ -79,7 +79,10 @@ extension GatewayConfiguration {
                 // Not expected: every failed decode reports why. Never throw an empty error.
                 issues = [ConfigIssue(file: file, line: 0, key: "", message: "invalid configuration")]
             }
-            throw ConfigurationError(issues: issues)
+            let ledsAlone = ConfigurationDecoder(
+                diagnostics: Diagnostics(file: file, index: index), fileSystem: fileSystem, baseDirectory: directory(of: file)
+            ).decodeLEDsAlone(root: root)
+            throw ConfigurationError(issues: issues, salvagedLEDs: ledsAlone)
         }
         return configuration
     }

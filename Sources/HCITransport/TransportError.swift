@@ -54,15 +54,15 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSuchAdapter(let index):
             "no adapter hci\(index); `ls /sys/class/bluetooth` shows the ones present"
         case .adapterManagedByKernel(let index):
-            "hci\(index) is up and managed by bluetoothd: stop it (`systemctl disable --now bluetooth`) "
+            "hci\(index) is up and managed by bluetoothd (EBUSY): stop it (`systemctl disable --now bluetooth`) "
                 + "or tell it to leave the adapter alone, then try again"
         case .userChannelTaken(let index):
-            "another program holds the user channel of hci\(index) (is a second beacon-gateway running?): stop it"
+            "another program holds the user channel of hci\(index) (EUSERS; is a second beacon-gateway running?): stop it"
         case .permissionDenied(let index):
-            "opening hci\(index) needs CAP_NET_ADMIN: run as root or give the binary/service the capability "
+            "opening hci\(index) needs CAP_NET_ADMIN (EPERM): run as root or give the binary/service the capability "
                 + "(AmbientCapabilities=CAP_NET_ADMIN, or `setcap cap_net_admin+ep` on the binary)"
         case .rfkillBlocked(let index):
-            "hci\(index) is blocked by rfkill: `rfkill unblock bluetooth`"
+            "hci\(index) is blocked by rfkill (ERFKILL): `rfkill unblock bluetooth`"
         case .adapterSystemCall(let index, let call, let errno):
             "hci\(index): \(call) failed: \(Self.describe(errno))"
         case .hostNotFound(let host, let reason):

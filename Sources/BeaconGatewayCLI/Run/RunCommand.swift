@@ -1,7 +1,9 @@
 import Agent
 import ArgumentParser
 import Config
+import EventLoop
 import Journal
+import LEDs
 
 /// `beacon-gateway run`: the door agent (the systemd service).
 struct RunCommand: ParsableCommand {
@@ -27,6 +29,7 @@ struct RunCommand: ParsableCommand {
         } catch {
             printError(error.description)
             printError("\(config): \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s"); the agent did not start")
+            if let leds = error.salvagedLEDs { showFatalConfiguration(on: leds) }
             throw GatewayExitCode.configurationError
         }
         let agent = GatewayAgent(
@@ -46,3 +49,17 @@ struct RunCommand: ParsableCommand {
         }
     }
 }
+
+/// Red steady on the door's LEDs (SPEC §9: fatal configuration error, the agent is
+/// exiting), when the `[leds]` table itself was readable. The lines are released without
+/// darkening them, so the lamp stays lit after the process is gone — until the next start.
+func showFatalConfiguration(on leds: GatewayConfiguration.LEDs) {
+    let wiring = LEDWiring(chip: leds.chip, green: leds.green, amber: leds.amber, red: leds.red, activeLow: leds.activeLow)
+    guard let lines = try? GPIOLines(wiring: wiring) else { return }
+    var engine = LEDPatternEngine()
+    let now = SystemClock().now
+    engine.fatalConfiguration(at: now)
+    try? lines.show(engine.levels(at: now))
+    lines.release(darken: false)
+}
+

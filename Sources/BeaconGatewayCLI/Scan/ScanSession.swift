@@ -208,11 +208,12 @@ final class ScanSession {
 
     // MARK: Helpers
 
-    /// Errors that retrying cannot fix. A missing adapter is one for `scan` (a typo);
-    /// the service keeps retrying it instead, since a USB dongle may come later.
+    /// Errors that retrying cannot fix. A missing adapter is one for `scan` (a typo), and so
+    /// is an adapter another program holds (scan is interactive: say so at once); the
+    /// service keeps retrying both instead, since a dongle or the adapter may come free.
     static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
         switch error {
-        case .invalidSpec, .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked,
+        case .invalidSpec, .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked, .userChannelTaken,
              .unsupportedBaudRate, .serialFlowControlUnsupported, .replayFile, .corruptReplayFile,
              .captureFile, .hostNotFound:
             return true
