@@ -89,6 +89,9 @@ def _skip_reason(output: str) -> str:
 
 
 def boot_guest(gateway: pathlib.Path) -> GuestRun:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    log = CACHE / "guest-console.log"
+    log.unlink(missing_ok=True)
     prepared = subprocess.run([str(RIG), "prepare"], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=PREPARE_TIMEOUT_S)
     if prepared.returncode == SKIP_STATUS:
@@ -108,7 +111,6 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
                    "bash", "Tests/Kernel/guest-tests.sh"]
         started = time.monotonic()
         # The console goes to a file as it comes (CI keeps it as the guest's log).
-        log = CACHE / "guest-console.log"
         with open(log, "w") as console:
             status = subprocess.run(command, cwd=REPO_ROOT, stdout=console, stderr=subprocess.STDOUT,
                                     timeout=GUEST_TIMEOUT_S + 60).returncode
