@@ -21,7 +21,8 @@ record() {
   "$@" >"$out/$name.out" 2>"$out/$name.err"
   echo $? >"$out/$name.rc"
 }
-# wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds.
+# wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds (COMMAND is run
+# afresh each time: pass a function, not a "$(...)" that would be expanded once).
 wait_for() {
   local deadline=$(( $(date +%s) + $1 )); shift
   until "$@"; do
@@ -83,6 +84,7 @@ pads=/sys/devices/platform/$(cat "$sim/dev_name" 2>/dev/null)/$chip
 gpio chip "${chip:-none}"
 echo "$chip" >"$out/gpiochip"
 pad() { cat "$pads/sim_gpio$1/value" 2>/dev/null || echo none; }
+pad_is() { [ "$(pad "$1")" = "$2" ]; }
 
 if [ -n "$chip" ]; then
   gpioinfo -c "$chip" >"$out/gpioinfo.out" 2>&1
@@ -90,12 +92,14 @@ if [ -n "$chip" ]; then
   # An output held by gpioset shows on the simulated pad.
   gpioset -c "$chip" green=1 2>"$out/gpioset-hold.err" &
   holder=$!
-  wait_for 20 test "$(pad 0)" = 1
+  wait_for 20 pad_is 0 1
   gpio green-held-high "$(pad 0)"
   # The same line requested twice: the kernel refuses (EBUSY).
+  step "gpio: green requested twice"
   record gpio-busy gpioset -c "$chip" -t0 green=0
   kill "$holder"; wait "$holder" 2>/dev/null
 
+  step "gpio: pulls and active low"
   # An input reads the simulated pull: pull-up reads 1, pull-down 0.
   echo pull-up >"$pads/sim_gpio1/pull"
   gpio amber-pull-up "$(gpioget -c "$chip" --numeric amber 2>&1)"
@@ -103,7 +107,7 @@ if [ -n "$chip" ]; then
   # pad low.
   gpioset -c "$chip" -l amber=1 2>/dev/null &
   holder=$!
-  wait_for 20 test "$(pad 1)" = 0
+  wait_for 20 pad_is 1 0
   gpio amber-active-low-on "$(pad 1)"
   kill "$holder"; wait "$holder" 2>/dev/null
   echo pull-down >"$pads/sim_gpio1/pull"
