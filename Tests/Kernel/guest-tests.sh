@@ -85,6 +85,7 @@ gpio chip "${chip:-none}"
 echo "$chip" >"$out/gpiochip"
 pad() { cat "$pads/sim_gpio$1/value" 2>/dev/null || echo none; }
 pad_is() { [ "$(pad "$1")" = "$2" ]; }
+gpio_used() { gpioinfo -c "$chip" "$1" 2>/dev/null | grep -qw consumer; }
 
 if [ -n "$chip" ]; then
   gpioinfo -c "$chip" >"$out/gpioinfo.out" 2>&1
@@ -114,24 +115,51 @@ if [ -n "$chip" ]; then
   gpio amber-pull-down "$(gpioget -c "$chip" --numeric amber 2>&1)"
 fi
 
-# --- LEDs: beacon-gateway driving that chip (§9) -----------------------------------------
-
-step "LEDs"
-# (An unknown subcommand's --help prints the top-level help with exit 0: look at the usage.)
-if ! "$gateway" leds --help 2>&1 | grep -q "USAGE: beacon-gateway leds"; then
+# --- LEDs and run: beacon-gateway on hci0 with [leds] on that chip -----------------------
+# An unknown subcommand's --help prints the top-level help with exit 0: look at the usage.
+supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
+# sample_pads FILE: "seconds green amber red" every ~20 ms until killed (builtins only: no
+# fork per sample, so the samples stay dense under TCG).
+sample_pads() {
+  local g a r
+  while :; do
+    read -r g <"$pads/sim_gpio0/value"; read -r a <"$pads/sim_gpio1/value"; read -r r <"$pads/sim_gpio2/value"
+    echo "$EPOCHREALTIME $g $a $r"
+    sleep 0.02
+  done >"$1"
+}
+leds_chip=""
+if ! supports leds; then
   echo "LED support not in this build" >"$out/leds.skip"
+elif [ -z "$chip" ]; then
+  echo "no gpio-sim chip" >"$out/leds.skip"
 else
-  # HOOK (LED work): write a config with [leds] chip = "$chip", green = 0, amber = 1,
-  # red = 2; run `beacon-gateway leds test` and `run` here, sample "$pads/sim_gpioN/value"
-  # every 20 ms into $out/leds-*.txt, and add the §9 timeline checks to
-  # test_kernel_rig.py; a busy line: hold one with gpioset first and record the message.
-  echo "LED support is in this build but the rig has no LED steps yet" >"$out/leds.skip"
+  leds_chip=$chip
+  step "leds test on $chip"
+  bash Tests/Kernel/run-config.sh /tmp/leds-state "$chip" >"$out/leds-config.toml"
+  sample_pads "$out/leds-test.samples" & sampler=$!
+  record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml"
+  kill "$sampler"; wait "$sampler" 2>/dev/null
+  # A line held by someone else: the promised message, no crash.
+  step "leds test with the red line held by gpioset"
+  gpioset -c "$chip" red=0 2>/dev/null & holder=$!
+  wait_for 20 gpio_used red
+  record leds-busy timeout 60 "$gateway" leds test --config "$out/leds-config.toml"
+  kill "$holder"; wait "$holder" 2>/dev/null
 fi
 
-# --- run: the agent on hci0 -------------------------------------------------------------
-# HOOK (run work): `beacon-gateway run --config` with transport = "hci0" and [leds] on
-# "$chip" against a world scenario of people walking in and out, then assert checkins /
-# checkouts at the host's test server or in the outbox.
+if ! supports run; then
+  echo "run not in this build" >"$out/run.skip"
+else
+  step "run on hci0 for ${RUN_SECONDS:-60} s"
+  bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
+  [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
+  # SIGTERM ends the service the way systemd does.
+  record run timeout --preserve-status -s TERM "${RUN_SECONDS:-60}" "$gateway" run --config "$out/run-config.toml"
+  [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
+  record outbox "$gateway" outbox list --config "$out/run-config.toml"
+  step "run ended (exit $(cat "$out/run.rc"))"
+fi
 
 kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null
 dmesg >"$out/dmesg.txt"

@@ -5,6 +5,7 @@ folder and Tests/Integration together."""
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import os
 import pathlib
@@ -26,6 +27,22 @@ PREPARE_TIMEOUT_S = 900
 
 if str(WORLD_DIR) not in sys.path:
     sys.path.insert(0, str(WORLD_DIR))
+
+
+def kernel_scenario() -> dict:
+    """The world of the guest tests: the three fixed tags `scan` is checked against, and a
+    walker (tag-walk, iBeacon 100:9, the person u_walk of run-config.sh) at the door for
+    15 s of every 40 s, so `run` sees an arrival and a departure whenever it starts."""
+    from bgworld.scenarios import DEMO_UUID, THREE_TAGS
+
+    scenario = copy.deepcopy(THREE_TAGS)
+    scenario["name"] = "kernel-rig"
+    scenario["tags"].append({
+        "id": "tag-walk", "kind": "ibeacon", "uuid": DEMO_UUID, "major": 100, "minor": 9,
+        "address": "C0:11:22:33:44:09", "interval_ms": 100,
+        "path": [[0, None], [5, None], [5.01, 0.5], [20, 0.5], [20.01, None], [40, None]], "loop": True,
+    })
+    return scenario
 
 
 def _integration_fixtures():
@@ -103,7 +120,7 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
     share = CACHE / "share-kernel-tests"
     shutil.rmtree(share, ignore_errors=True)
     share.mkdir(parents=True)
-    world = _integration_fixtures().WorldProcess("three-tags")
+    world = _integration_fixtures().WorldProcess(kernel_scenario())
     try:
         command = [str(RIG), "run", "--hci-tcp", f"{world.hci_host}:{world.hci_port}",
                    "--timeout", str(GUEST_TIMEOUT_S), "--share", str(share), "--",

@@ -11,10 +11,11 @@ when the binary is not built. Run from the repository root:
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
-from rig_session import CACHE, GuestRun, boot_guest, gateway_binary  # first: puts Tests/World on sys.path
+from rig_session import CACHE, REPO_ROOT, GuestRun, boot_guest, gateway_binary  # first: puts Tests/World on sys.path
 
 from bgworld.scenarios import DEMO_UUID, THREE_TAGS  # noqa: E402
 
@@ -155,12 +156,66 @@ def test_a_line_in_use_is_refused_as_busy(guest):
     assert "busy" in guest.text("gpio-busy.err").lower(), guest.explain("gpio-busy")
 
 
-# --- hooks for the LED and run work ------------------------------------------------------
+# --- LEDs (§9) and run on the real kernel: active once those land in the binary ---------
 
 
-def test_leds_follow_section_9_on_gpio_sim(guest):
-    skip = guest.text("leds.skip").strip()
-    if skip:
-        pytest.skip(skip)
-    # HOOK (LED work): assert the pad timelines recorded by guest-tests.sh against §9.
-    pytest.fail("guest-tests.sh ran LED steps but no checks are written for them")
+def pad_samples(guest, name: str) -> list[tuple[float, int, int, int]]:
+    samples = []
+    for line in guest.text(name).splitlines():
+        fields = line.split()
+        if len(fields) == 4 and all(field.lstrip("-").replace(".", "", 1).isdigit() for field in fields):
+            samples.append((float(fields[0]), int(fields[1]), int(fields[2]), int(fields[3])))
+    return samples
+
+
+def skip_unless(guest, what: str) -> None:
+    reason = guest.text(f"{what}.skip").strip()
+    if reason:
+        pytest.skip(reason)
+
+
+def test_the_run_configuration_of_the_guest_is_valid(tmp_path):
+    # Checked here, without a guest, so a config change never costs a boot to find.
+    gateway = gateway_binary()
+    if gateway is None:
+        pytest.skip("beacon-gateway binary not found")
+    config = tmp_path / "gateway.toml"
+    script = REPO_ROOT / "Tests" / "Kernel" / "run-config.sh"
+    config.write_text(subprocess.run(["bash", str(script), str(tmp_path / "state"), "gpiochip0"],
+                                     check=True, capture_output=True, text=True).stdout)
+    checked = subprocess.run([str(gateway), "check-config", "--config", str(config)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr + checked.stdout
+
+
+def test_leds_test_lights_each_led_on_gpio_sim(guest):
+    skip_unless(guest, "leds")
+    assert guest.exit_code("leds-test") == 0, guest.explain("leds-test")
+    samples = pad_samples(guest, "leds-test.samples")
+    for index, name in enumerate(["green", "amber", "red"], start=1):
+        assert any(sample[index] == 1 for sample in samples), f"{name} never lit: {samples[:20]}"
+
+
+def test_a_busy_led_line_gives_the_promised_message(guest):
+    skip_unless(guest, "leds")
+    assert guest.exit_code("leds-busy") not in (0, None), guest.explain("leds-busy")
+    message = last_message(guest.text("leds-busy.err")).lower()
+    assert "busy" in message or "in use" in message, guest.explain("leds-busy")
+
+
+def test_run_on_hci0_checks_the_walker_in_and_out(guest):
+    skip_unless(guest, "run")
+    assert guest.exit_code("run") == 0, guest.explain("run")
+    decided = guest.text("run.out") + guest.text("run.err") + guest.text("outbox.out")
+    assert "u_walk" in decided and "checkin" in decided and "checkout" in decided, guest.explain("run")
+
+
+def test_run_leds_show_the_lamp_test_then_green_while_scanning(guest):
+    skip_unless(guest, "run")
+    skip_unless(guest, "leds")
+    samples = pad_samples(guest, "run.samples")
+    assert samples, guest.explain("run")
+    # §9: all on 300 ms at start, then green steady while scanning (brief blinks at
+    # decisions aside).
+    assert any(sample[1:] == (1, 1, 1) for sample in samples[: len(samples) // 4]), samples[:40]
+    later = samples[len(samples) // 2:]
+    assert sum(sample[1] for sample in later) >= 0.8 * len(later), later[:40]
