@@ -98,7 +98,7 @@ def build_hci_attach() -> pathlib.Path:
     return binary
 
 
-def _skip_reason(output: str) -> str:
+def skip_reason(output: str) -> str:
     for line in output.splitlines():
         if "SKIP:" in line:
             return line.split("SKIP:", 1)[1].strip()
@@ -112,7 +112,7 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
     prepared = subprocess.run([str(RIG), "prepare"], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=PREPARE_TIMEOUT_S)
     if prepared.returncode == SKIP_STATUS:
-        return GuestRun(SKIP_STATUS, prepared.stderr, 0, CACHE, skip_reason=_skip_reason(prepared.stderr))
+        return GuestRun(SKIP_STATUS, prepared.stderr, 0, CACHE, skip_reason=skip_reason(prepared.stderr))
     if prepared.returncode != 0:
         raise RuntimeError(f"rig prepare failed (exit {prepared.returncode}):\n{prepared.stderr[-3000:]}")
     attach = build_hci_attach()
@@ -137,5 +137,5 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
     finally:
         world.close()
     if status == SKIP_STATUS:
-        return GuestRun(status, output, seconds, share / "results", skip_reason=_skip_reason(output))
+        return GuestRun(status, output, seconds, share / "results", skip_reason=skip_reason(output))
     return GuestRun(status, output, seconds, share / "results", world_status=world_status)
