@@ -118,14 +118,16 @@ fi
 # --- LEDs and run: beacon-gateway on hci0 with [leds] on that chip -----------------------
 # An unknown subcommand's --help prints the top-level help with exit 0: look at the usage.
 supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
-# sample_pads FILE: "seconds green amber red" every ~20 ms until killed (builtins only: no
-# fork per sample, so the samples stay dense under TCG).
+# sample_pads FILE: "seconds green amber red" every ~20 ms until killed, with builtins
+# only (read -t on a pipe nobody writes is a sleep without a fork), so the samples stay
+# dense enough under TCG to see §9's 100 ms blinks.
 sample_pads() {
-  local g a r
+  local g a r tick
+  exec {tick}<> <(:)
   while :; do
     read -r g <"$pads/sim_gpio0/value"; read -r a <"$pads/sim_gpio1/value"; read -r r <"$pads/sim_gpio2/value"
     echo "$EPOCHREALTIME $g $a $r"
-    sleep 0.02
+    read -r -t 0.02 -u "$tick" _
   done >"$1"
 }
 leds_chip=""
@@ -138,13 +140,13 @@ else
   step "leds test on $chip"
   bash Tests/Kernel/run-config.sh /tmp/leds-state "$chip" >"$out/leds-config.toml"
   sample_pads "$out/leds-test.samples" & sampler=$!
-  record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml"
+  record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
   kill "$sampler"; wait "$sampler" 2>/dev/null
   # A line held by someone else: the promised message, no crash.
   step "leds test with the red line held by gpioset"
   gpioset -c "$chip" red=0 2>/dev/null & holder=$!
   wait_for 20 gpio_used red
-  record leds-busy timeout 60 "$gateway" leds test --config "$out/leds-config.toml"
+  record leds-busy timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
   kill "$holder"; wait "$holder" 2>/dev/null
 fi
 
@@ -157,7 +159,7 @@ else
   # SIGTERM ends the service the way systemd does.
   record run timeout --preserve-status -s TERM "${RUN_SECONDS:-60}" "$gateway" run --config "$out/run-config.toml"
   [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
-  record outbox "$gateway" outbox list --config "$out/run-config.toml"
+  record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
   step "run ended (exit $(cat "$out/run.rc"))"
 fi
 
