@@ -10,7 +10,7 @@ set -uo pipefail
 out=${RIG_SHARE:?run me through scripts/qemu/rig}/results
 gateway=${BEACON_GATEWAY_BIN:-.build/debug/beacon-gateway}
 attach=${HCI_ATTACH_BIN:-.build/qemu/bin/hci-attach}
-scan_seconds=${KERNEL_SCAN_SECONDS:-15}
+scan_seconds=${KERNEL_SCAN_SECONDS:-10}
 rm -rf "$out"; mkdir -p "$out"
 
 started=$(date +%s%N)
@@ -153,11 +153,11 @@ fi
 if ! supports run; then
   echo "run not in this build" >"$out/run.skip"
 else
-  step "run on hci0 for ${RUN_SECONDS:-60} s"
+  step "run on hci0 for ${RUN_SECONDS:-40} s"
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
   [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
   # SIGTERM ends the service the way systemd does.
-  record run timeout --preserve-status -s TERM "${RUN_SECONDS:-60}" "$gateway" run --config "$out/run-config.toml"
+  record run timeout --preserve-status -s TERM "${RUN_SECONDS:-40}" "$gateway" run --config "$out/run-config.toml"
   [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
   record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
   step "run ended (exit $(cat "$out/run.rc"))"

@@ -32,7 +32,8 @@ if str(WORLD_DIR) not in sys.path:
 def kernel_scenario() -> dict:
     """The world of the guest tests: the three fixed tags `scan` is checked against, and a
     walker (tag-walk, iBeacon 100:9, the person u_walk of run-config.sh) at the door for
-    15 s of every 40 s, so `run` sees an arrival and a departure whenever it starts."""
+    8 s of every 20 s, so a `run` of 40 s sees an arrival and a departure (checked out
+    8 s after leaving: lost_after_s 3 + leave_after_s 5) whenever it starts."""
     from bgworld.scenarios import DEMO_UUID, THREE_TAGS
 
     scenario = copy.deepcopy(THREE_TAGS)
@@ -40,7 +41,7 @@ def kernel_scenario() -> dict:
     scenario["tags"].append({
         "id": "tag-walk", "kind": "ibeacon", "uuid": DEMO_UUID, "major": 100, "minor": 9,
         "address": "C0:11:22:33:44:09", "interval_ms": 100,
-        "path": [[0, None], [5, None], [5.01, 0.5], [20, 0.5], [20.01, None], [40, None]], "loop": True,
+        "path": [[0, None], [12, None], [12.01, 0.5], [20, 0.5]], "loop": True,
     })
     return scenario
 

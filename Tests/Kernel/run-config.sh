@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # run-config.sh STATE_DIR [GPIOCHIP]: the gateway.toml the guest runs `beacon-gateway run`
 # with: hci0, no server (events stay in the outbox), short presence timings so that the
-# world's walker (tag-walk, see Tests/Kernel/rig_session.py) is checked in and out
-# within a minute, and [leds] on the gpio-sim chip when one is given (lines 0, 1, 2 =
-# green, amber, red, as guest-tests.sh makes them). The host-side tests validate it with
-# `beacon-gateway check-config` too.
+# world's walker (tag-walk, see Tests/Kernel/rig_session.py) is checked in and out within
+# the guest's 40 s run, and [leds] on the gpio-sim chip when one is given (lines 0, 1, 2
+# = green, amber, red, as guest-tests.sh makes them). The host-side tests validate it
+# with `beacon-gateway check-config` too.
 set -euo pipefail
 state_dir=$1 chip=${2:-}
 cat <<TOML
