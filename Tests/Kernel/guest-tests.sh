@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# Runs INSIDE the rig's guest (scripts/qemu/rig run ... -- bash Tests/Kernel/guest-tests.sh),
+# from the repository root, with /dev/hvc0 piped to the virtual world's H4 server on the
+# host. It only exercises the real kernel and records what happened as files under
+# $RIG_SHARE/results (the host-side pytest, Tests/Kernel/test_kernel_rig.py, asserts on
+# them): every step runs even when an earlier one misbehaved, so one boot answers every
+# test. Exit status non-zero only when the guest itself could not be set up.
+set -uo pipefail
+
+out=${RIG_SHARE:?run me through scripts/qemu/rig}/results
+gateway=${BEACON_GATEWAY_BIN:-.build/debug/beacon-gateway}
+attach=${HCI_ATTACH_BIN:-.build/qemu/bin/hci-attach}
+scan_seconds=${KERNEL_SCAN_SECONDS:-10}
+rm -rf "$out"; mkdir -p "$out"
+
+started=$(date +%s%N)
+step() { echo "== guest $(( ($(date +%s%N) - started) / 1000000 )) ms: $*"; }
+# record NAME COMMAND...: stdout, stderr and exit status of COMMAND into NAME.{out,err,rc}.
+record() {
+  local name=$1; shift
+  "$@" >"$out/$name.out" 2>"$out/$name.err"
+  echo $? >"$out/$name.rc"
+}
+# wait_for SECONDS COMMAND...: poll COMMAND every 50 ms until it succeeds (COMMAND is run
+# afresh each time: pass a function, not a "$(...)" that would be expanded once).
+wait_for() {
+  local deadline=$(( $(date +%s) + $1 )); shift
+  until "$@"; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.05
+  done
+}
+
+echo "$(uname -r)" >"$out/kernel"
+
+# --- Bluetooth: hci0 = the world's controller, through /dev/hvc0 and N_HCI --------------
+
+step "hci0 over /dev/hvc0 (N_HCI, H4)"
+modprobe hci_uart || { echo "modprobe hci_uart failed"; exit 1; }
+"$attach" /dev/hvc0 30 >"$out/attach.out" 2>"$out/attach.err" &
+attach_pid=$!
+# hci-attach prints "hci0 up" once the kernel's own init went through.
+wait_for 40 grep -qE "^hci0 (up|not up)" "$out/attach.out" || echo "hci-attach did not report" >>"$out/attach.err"
+cat "$out/attach.out"
+
+step "scan --transport hci9 (absent)"
+record hci9 "$gateway" scan --transport hci9 --seconds 1 --json
+
+step "scan --transport hci0 for ${scan_seconds} s"
+"$gateway" scan --transport hci0 --seconds "$scan_seconds" --json >"$out/scan.out" 2>"$out/scan.err" &
+scan_pid=$!
+# While it holds the user channel (it prints live lines once scanning), a second one must
+# be refused.
+if wait_for 60 test -s "$out/scan.out"; then
+  step "second scan on hci0 while the first holds the user channel"
+  record busy "$gateway" scan --transport hci0 --seconds 2 --json
+else
+  echo "the first scan printed nothing within 60 s" >"$out/busy.err"
+fi
+wait "$scan_pid"; echo $? >"$out/scan.rc"
+step "scan ended (exit $(cat "$out/scan.rc"))"
+# Closing the user channel hands the adapter back to the kernel.
+ls /sys/class/bluetooth >"$out/adapters-after-scan"
+
+# --- GPIO: a gpio-sim chip with three named lines, driven with libgpiod 2 ---------------
+
+step "gpio-sim chip with lines green, amber, red"
+gpio() { echo "$1 $2" >>"$out/gpio.txt"; }
+: >"$out/gpio.txt"
+modprobe configfs 2>/dev/null
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+modprobe gpio-sim
+sim=/sys/kernel/config/gpio-sim/leds
+if mkdir "$sim" && mkdir "$sim/bank0" && echo 3 >"$sim/bank0/num_lines"; then
+  line=0
+  for name in green amber red; do
+    mkdir "$sim/bank0/line$line" && echo "$name" >"$sim/bank0/line$line/name"
+    line=$((line + 1))
+  done
+  echo 1 >"$sim/live"
+fi
+chip=$(cat "$sim/bank0/chip_name" 2>/dev/null)
+pads=/sys/devices/platform/$(cat "$sim/dev_name" 2>/dev/null)/$chip
+gpio chip "${chip:-none}"
+echo "$chip" >"$out/gpiochip"
+pad() { cat "$pads/sim_gpio$1/value" 2>/dev/null || echo none; }
+pad_is() { [ "$(pad "$1")" = "$2" ]; }
+gpio_used() { gpioinfo -c "$chip" "$1" 2>/dev/null | grep -qw consumer; }
+
+if [ -n "$chip" ]; then
+  gpioinfo -c "$chip" >"$out/gpioinfo.out" 2>&1
+
+  # An output held by gpioset shows on the simulated pad.
+  gpioset -c "$chip" green=1 2>"$out/gpioset-hold.err" &
+  holder=$!
+  wait_for 20 pad_is 0 1
+  gpio green-held-high "$(pad 0)"
+  # The same line requested twice: the kernel refuses (EBUSY).
+  step "gpio: green requested twice"
+  record gpio-busy gpioset -c "$chip" -t0 green=0
+  kill "$holder"; wait "$holder" 2>/dev/null
+
+  step "gpio: pulls and active low"
+  # An input reads the simulated pull: pull-up reads 1, pull-down 0.
+  echo pull-up >"$pads/sim_gpio1/pull"
+  gpio amber-pull-up "$(gpioget -c "$chip" --numeric amber 2>&1)"
+  # active_low (as `[leds] active_low = true` will be): logical 1 drives the pulled-up
+  # pad low.
+  gpioset -c "$chip" -l amber=1 2>/dev/null &
+  holder=$!
+  wait_for 20 pad_is 1 0
+  gpio amber-active-low-on "$(pad 1)"
+  kill "$holder"; wait "$holder" 2>/dev/null
+  echo pull-down >"$pads/sim_gpio1/pull"
+  gpio amber-pull-down "$(gpioget -c "$chip" --numeric amber 2>&1)"
+fi
+
+# --- LEDs and run: beacon-gateway on hci0 with [leds] on that chip -----------------------
+# An unknown subcommand's --help prints the top-level help with exit 0: look at the usage.
+supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
+# sample_pads FILE: "seconds green amber red" every ~20 ms until killed, with builtins
+# only (read -t on a pipe nobody writes is a sleep without a fork), so the samples stay
+# dense enough under TCG to see §9's 100 ms blinks.
+sample_pads() {
+  local g a r tick
+  exec {tick}<> <(:)
+  while :; do
+    read -r g <"$pads/sim_gpio0/value"; read -r a <"$pads/sim_gpio1/value"; read -r r <"$pads/sim_gpio2/value"
+    echo "$EPOCHREALTIME $g $a $r"
+    read -r -t 0.02 -u "$tick" _
+  done >"$1"
+}
+leds_chip=""
+if ! supports leds; then
+  echo "LED support not in this build" >"$out/leds.skip"
+elif [ -z "$chip" ]; then
+  echo "no gpio-sim chip" >"$out/leds.skip"
+else
+  leds_chip=$chip
+  step "leds test on $chip"
+  bash Tests/Kernel/run-config.sh /tmp/leds-state "$chip" >"$out/leds-config.toml"
+  sample_pads "$out/leds-test.samples" & sampler=$!
+  record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
+  kill "$sampler"; wait "$sampler" 2>/dev/null
+  # A line held by someone else: the promised message, no crash.
+  step "leds test with the red line held by gpioset"
+  gpioset -c "$chip" red=0 2>/dev/null & holder=$!
+  wait_for 20 gpio_used red
+  record leds-busy timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
+  kill "$holder"; wait "$holder" 2>/dev/null
+fi
+
+if ! supports run; then
+  echo "run not in this build" >"$out/run.skip"
+else
+  step "run on hci0 for ${RUN_SECONDS:-40} s"
+  bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
+  [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
+  # SIGTERM ends the service the way systemd does.
+  record run timeout --preserve-status -s TERM "${RUN_SECONDS:-40}" "$gateway" run --config "$out/run-config.toml"
+  [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
+  record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
+  step "run ended (exit $(cat "$out/run.rc"))"
+fi
+
+kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null
+dmesg >"$out/dmesg.txt"
+step "done"
+exit 0

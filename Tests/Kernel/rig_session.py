@@ -1,0 +1,142 @@
+"""One boot of the real-kernel rig (scripts/qemu/rig) running Tests/Kernel/guest-tests.sh
+against the virtual world on this host; the tests in test_kernel_rig.py assert on what the
+guest recorded. A module of its own (not a conftest.py) so `pytest Tests` can collect this
+folder and Tests/Integration together."""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+WORLD_DIR = REPO_ROOT / "Tests" / "World"
+RIG = REPO_ROOT / "scripts" / "qemu" / "rig"
+CACHE = pathlib.Path(os.environ.get("RIG_CACHE", REPO_ROOT / ".build" / "qemu"))
+SKIP_STATUS = 77
+# Under TCG the guest is 15-20x slower than the host; the whole guest script takes about
+# a minute on 2 idle cores. Generous, but bounded: CI must never hang here.
+GUEST_TIMEOUT_S = int(os.environ.get("KERNEL_RIG_TIMEOUT", "600"))
+PREPARE_TIMEOUT_S = 900
+
+if str(WORLD_DIR) not in sys.path:
+    sys.path.insert(0, str(WORLD_DIR))
+
+
+def kernel_scenario() -> dict:
+    """The world of the guest tests: the three fixed tags `scan` is checked against, and a
+    walker (tag-walk, iBeacon 100:9, the person u_walk of run-config.sh) at the door for
+    8 s of every 20 s, so a `run` of 40 s sees an arrival and a departure (checked out
+    8 s after leaving: lost_after_s 3 + leave_after_s 5) whenever it starts."""
+    from bgworld.scenarios import DEMO_UUID, THREE_TAGS
+
+    scenario = copy.deepcopy(THREE_TAGS)
+    scenario["name"] = "kernel-rig"
+    scenario["tags"].append({
+        "id": "tag-walk", "kind": "ibeacon", "uuid": DEMO_UUID, "major": 100, "minor": 9,
+        "address": "C0:11:22:33:44:09", "interval_ms": 100,
+        "path": [[0, None], [12, None], [12.01, 0.5], [20, 0.5]], "loop": True,
+    })
+    return scenario
+
+
+def _integration_fixtures():
+    """The WorldProcess of Tests/Integration/conftest.py, loaded under a name of its own."""
+    path = REPO_ROOT / "Tests" / "Integration" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("integration_world_fixtures", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass
+class GuestRun:
+    """What one boot left behind: the guest's result files and its console output."""
+
+    status: int
+    console: str
+    seconds: float
+    results: pathlib.Path
+    world_status: dict = field(default_factory=dict)
+    skip_reason: str | None = None
+
+    def text(self, name: str) -> str:
+        path = self.results / name
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def exit_code(self, name: str) -> int | None:
+        text = self.text(f"{name}.rc").strip()
+        return int(text) if text.lstrip("-").isdigit() else None
+
+    def console_tail(self, lines: int = 60) -> str:
+        return "\n".join(self.console.splitlines()[-lines:])
+
+    def explain(self, name: str) -> str:
+        """Diagnostics of one recorded guest step for an assertion message."""
+        return (f"\n--- {name}: exit {self.exit_code(name)}\n--- stderr:\n{self.text(name + '.err')[-3000:]}"
+                f"\n--- stdout:\n{self.text(name + '.out')[-1500:]}\n--- guest console:\n{self.console_tail(30)}")
+
+
+def gateway_binary() -> pathlib.Path | None:
+    configured = os.environ.get("BEACON_GATEWAY_BIN")
+    path = pathlib.Path(configured) if configured else REPO_ROOT / ".build" / "debug" / "beacon-gateway"
+    return path.resolve() if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def build_hci_attach() -> pathlib.Path:
+    """The guest's N_HCI helper, compiled here (the guest runs from this root)."""
+    source = REPO_ROOT / "Tests" / "Kernel" / "hci-attach.c"
+    binary = CACHE / "bin" / "hci-attach"
+    if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(source)], check=True)
+    return binary
+
+
+def skip_reason(output: str) -> str:
+    for line in output.splitlines():
+        if "SKIP:" in line:
+            return line.split("SKIP:", 1)[1].strip()
+    return "the rig cannot run QEMU on this machine"
+
+
+def boot_guest(gateway: pathlib.Path) -> GuestRun:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    log = CACHE / "guest-console.log"
+    log.unlink(missing_ok=True)
+    prepared = subprocess.run([str(RIG), "prepare"], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=PREPARE_TIMEOUT_S)
+    if prepared.returncode == SKIP_STATUS:
+        return GuestRun(SKIP_STATUS, prepared.stderr, 0, CACHE, skip_reason=skip_reason(prepared.stderr))
+    if prepared.returncode != 0:
+        raise RuntimeError(f"rig prepare failed (exit {prepared.returncode}):\n{prepared.stderr[-3000:]}")
+    attach = build_hci_attach()
+
+    share = CACHE / "share-kernel-tests"
+    shutil.rmtree(share, ignore_errors=True)
+    share.mkdir(parents=True)
+    world = _integration_fixtures().WorldProcess(kernel_scenario())
+    try:
+        command = [str(RIG), "run", "--hci-tcp", f"{world.hci_host}:{world.hci_port}",
+                   "--timeout", str(GUEST_TIMEOUT_S), "--share", str(share), "--",
+                   "env", f"BEACON_GATEWAY_BIN={gateway}", f"HCI_ATTACH_BIN={attach}",
+                   "bash", "Tests/Kernel/guest-tests.sh"]
+        started = time.monotonic()
+        # The console goes to a file as it comes (CI keeps it as the guest's log).
+        with open(log, "w") as console:
+            status = subprocess.run(command, cwd=REPO_ROOT, stdout=console, stderr=subprocess.STDOUT,
+                                    timeout=GUEST_TIMEOUT_S + 60).returncode
+        seconds = time.monotonic() - started
+        output = log.read_text(errors="replace")
+        world_status = world.status()
+    finally:
+        world.close()
+    if status == SKIP_STATUS:
+        return GuestRun(status, output, seconds, share / "results", skip_reason=skip_reason(output))
+    return GuestRun(status, output, seconds, share / "results", world_status=world_status)

@@ -1,0 +1,241 @@
+"""The Pi path on a real Linux kernel: `beacon-gateway` on hci0 through HCI_CHANNEL_USER
+and a gpio-sim chip driven with libgpiod 2, in a QEMU guest booted by scripts/qemu/rig.
+
+One boot for the whole module (Tests/Kernel/guest-tests.sh records every step); each test
+checks one promise. Skipped with the rig's reason when this machine cannot run QEMU, or
+when the binary is not built. Run from the repository root:
+
+    .venv/bin/python -m pytest -q -rs Tests/Kernel
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from rig_session import CACHE, REPO_ROOT, GuestRun, boot_guest, gateway_binary  # first: puts Tests/World on sys.path
+
+from bgworld.scenarios import DEMO_UUID, THREE_TAGS  # noqa: E402
+
+TAGS = {f"{DEMO_UUID}:{tag['major']}:{tag['minor']}": tag for tag in THREE_TAGS["tags"]}
+
+
+@pytest.fixture(scope="module")
+def boot() -> GuestRun | str:
+    """The one boot, or why it could not happen (reported once, by test_the_guest_ran)."""
+    gateway = gateway_binary()
+    if gateway is None:
+        pytest.skip("beacon-gateway binary not found (build it with `swift build` or set BEACON_GATEWAY_BIN)")
+    try:
+        run = boot_guest(gateway)
+    except Exception as error:  # noqa: BLE001 - reported by test_the_guest_ran
+        return f"{type(error).__name__}: {error}"
+    if run.skip_reason is not None:
+        pytest.skip(f"kernel rig: {run.skip_reason}")
+    if run.status != 0:
+        return f"the guest script failed (exit {run.status}):\n{run.console_tail()}"
+    return run
+
+
+@pytest.fixture
+def guest(boot) -> GuestRun:
+    if isinstance(boot, str):
+        pytest.fail("no guest run (see test_the_guest_ran)", pytrace=False)
+    return boot
+
+
+def test_the_guest_ran(boot):
+    assert not isinstance(boot, str), boot
+    print(f"kernel rig: the guest ran {boot.seconds:.0f} s")
+
+
+def json_lines(text: str) -> list[dict]:
+    lines = []
+    for raw in text.splitlines():
+        raw = raw.strip()
+        if raw:
+            lines.append(json.loads(raw))
+    return lines
+
+
+def last_message(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+# --- the kernel and hci0 -------------------------------------------------------------------
+
+
+def test_guest_runs_the_pinned_kernel(guest):
+    assert guest.text("kernel").strip() == (CACHE / "kernel.abi").read_text().strip()
+
+
+def test_the_world_answers_the_kernels_own_init_of_hci0(guest):
+    # hci_uart registers hci0 and the kernel powers it on with its own init before any
+    # user channel: every command of it must get its answer from the world's controller.
+    attach = guest.text("attach.out")
+    assert "hci0 up" in attach, f"{attach}\n{guest.text('attach.err')}\n{guest.console_tail()}"
+    assert ", 0 failed" in attach, attach
+    # One virtio console, one H4 session at the world, for the kernel and every scan.
+    assert len(guest.world_status.get("sessions", [])) == 1, guest.world_status
+
+
+# --- beacon-gateway scan on hci0 (HCI_CHANNEL_USER) --------------------------------------
+
+
+def test_absent_adapter_is_named_with_exit_code_1(guest):
+    assert guest.exit_code("hci9") == 1, guest.explain("hci9")
+    assert "no adapter hci9" in last_message(guest.text("hci9.err")), guest.explain("hci9")
+
+
+def test_scan_over_the_user_channel_sees_the_three_tags_ordered_by_distance(guest):
+    assert guest.exit_code("scan") == 0, guest.explain("scan")
+    finals = {}
+    for line in json_lines(guest.text("scan.out")):
+        identity = (line.get("identity") or {}).get("ibeacon")
+        if line.get("final") and identity in TAGS:
+            finals[identity] = line
+    assert set(finals) == set(TAGS), guest.explain("scan")
+
+    by_distance = sorted(TAGS, key=lambda identity: TAGS[identity]["distance"])
+    medians = [finals[identity]["rssi"]["median"] for identity in by_distance]
+    assert medians[0] > medians[1] > medians[2], medians
+    for identity, tag in TAGS.items():
+        line = finals[identity]
+        assert line["address"].upper() == tag["address"]
+        assert line["addressType"] == "random"
+        # The guest is slow, the controller is not: rates stay those of the tags (±25 %).
+        expected = 1000.0 / tag["interval_ms"]
+        assert abs(line["reportsPerSecond"] - expected) / expected <= 0.25, (tag["id"], line["reportsPerSecond"])
+
+
+def test_a_second_user_channel_on_hci0_is_refused_naming_the_holder(guest):
+    assert guest.exit_code("busy") == 1, guest.explain("busy")
+    message = last_message(guest.text("busy.err"))
+    assert "another program holds the user channel of hci0" in message, guest.explain("busy")
+
+
+def test_closing_the_user_channel_hands_hci0_back_to_the_kernel(guest):
+    assert "hci0" in guest.text("adapters-after-scan").split(), guest.text("adapters-after-scan")
+
+
+# --- gpio-sim with libgpiod 2 (the v1 uAPI is gone from these kernels) --------------------
+
+
+def gpio_facts(guest) -> dict[str, str]:
+    facts = {}
+    for line in guest.text("gpio.txt").splitlines():
+        key, _, value = line.partition(" ")
+        facts[key] = value.strip()
+    return facts
+
+
+def test_gpio_sim_chip_has_three_named_lines(guest):
+    info = guest.text("gpioinfo.out")
+    assert gpio_facts(guest).get("chip", "none") != "none", guest.console_tail()
+    for offset, name in enumerate(["green", "amber", "red"]):
+        assert f'line   {offset}:\t"{name}"' in info, info
+
+
+def test_an_output_set_with_libgpiod_2_shows_on_the_simulated_pad(guest):
+    facts = gpio_facts(guest)
+    assert facts.get("green-held-high") == "1", facts
+    # active low: logical on drives the (pulled-up) pad low.
+    assert facts.get("amber-active-low-on") == "0", facts
+
+
+def test_an_input_reads_the_simulated_pull(guest):
+    facts = gpio_facts(guest)
+    assert (facts.get("amber-pull-up"), facts.get("amber-pull-down")) == ("1", "0"), facts
+
+
+def test_a_line_in_use_is_refused_as_busy(guest):
+    assert guest.exit_code("gpio-busy") not in (0, None), guest.explain("gpio-busy")
+    assert "busy" in guest.text("gpio-busy.err").lower(), guest.explain("gpio-busy")
+
+
+# --- LEDs (§9) and run on the real kernel: active once those land in the binary ---------
+
+
+def pad_samples(guest, name: str) -> list[tuple[float, int, int, int]]:
+    samples = []
+    for line in guest.text(name).splitlines():
+        fields = line.split()
+        if len(fields) == 4 and all(field.lstrip("-").replace(".", "", 1).isdigit() for field in fields):
+            samples.append((float(fields[0]), int(fields[1]), int(fields[2]), int(fields[3])))
+    return samples
+
+
+def skip_unless(guest, what: str) -> None:
+    reason = guest.text(f"{what}.skip").strip()
+    if reason:
+        pytest.skip(reason)
+
+
+def test_the_run_configuration_of_the_guest_is_valid(tmp_path):
+    # Checked here, without a guest, so a config change never costs a boot to find.
+    gateway = gateway_binary()
+    if gateway is None:
+        pytest.skip("beacon-gateway binary not found")
+    config = tmp_path / "gateway.toml"
+    script = REPO_ROOT / "Tests" / "Kernel" / "run-config.sh"
+    config.write_text(subprocess.run(["bash", str(script), str(tmp_path / "state"), "gpiochip0"],
+                                     check=True, capture_output=True, text=True).stdout)
+    checked = subprocess.run([str(gateway), "check-config", "--config", str(config)], capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr + checked.stdout
+
+
+def states_in_order(samples) -> list[tuple[int, int, int]]:
+    """The pads' (green, amber, red) states with repeats folded: what a person would see."""
+    states: list[tuple[int, int, int]] = []
+    for sample in samples:
+        if not states or states[-1] != sample[1:]:
+            states.append(sample[1:])
+    return states
+
+
+def test_leds_test_lights_green_amber_red_all_then_none_on_gpio_sim(guest):
+    skip_unless(guest, "leds")
+    assert guest.exit_code("leds-test") == 0, guest.explain("leds-test")
+    seen = states_in_order(pad_samples(guest, "leds-test.samples"))
+    expected = [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1), (0, 0, 0)]
+    remaining = iter(seen)
+    assert all(state in remaining for state in expected), f"pad states {seen}, expected in order {expected}"
+
+
+def test_a_busy_led_line_gives_the_promised_message(guest):
+    skip_unless(guest, "leds")
+    assert guest.exit_code("leds-busy") == 1, guest.explain("leds-busy")
+    message = last_message(guest.text("leds-busy.err"))
+    chip = guest.text("gpiochip").strip()
+    assert f'{chip} line 2: busy (used by "gpioset")' in message, guest.explain("leds-busy")
+
+
+def test_run_on_hci0_checks_the_walker_in_and_out(guest):
+    skip_unless(guest, "run")
+    assert guest.exit_code("run") == 0, guest.explain("run")
+    decided = guest.text("run.out") + guest.text("run.err") + guest.text("outbox.out")
+    assert "u_walk" in decided and "checkin" in decided and "checkout" in decided, guest.explain("run")
+
+
+def test_run_leds_follow_section_9(guest):
+    skip_unless(guest, "run")
+    skip_unless(guest, "leds")
+    samples = pad_samples(guest, "run.samples")
+    assert len(samples) > 100, guest.explain("run")
+    # All on at start (lamp test, 300 ms).
+    assert any(sample[1:] == (1, 1, 1) for sample in samples[: len(samples) // 4]), samples[:40]
+    # Then, from a second after the lamp test: green steady while scanning, amber off (no
+    # server is configured), red off (the controller is healthy) ...
+    lamp_test_end = max(sample[0] for sample in samples if sample[1:] == (1, 1, 1))
+    steady = [sample for sample in samples if sample[0] - lamp_test_end > 1.0]
+    assert sum(sample[1] for sample in steady) >= 0.8 * len(steady), states_in_order(steady)[:40]
+    assert not any(sample[2] or sample[3] for sample in steady), states_in_order(steady)[:40]
+    # ... and two short green blinks at each checkin and checkout: at least one dark
+    # interval of green per decision (a busy CI host may miss the second of a pair).
+    decisions = sum(guest.text("run.err").count(f"event={kind}") for kind in ("checkin", "checkout"))
+    assert decisions >= 2, guest.explain("run")
+    dips = sum(1 for before, after in zip(steady, steady[1:]) if before[1] == 1 and after[1] == 0)
+    assert dips >= decisions, f"{dips} green blinks for {decisions} decisions: {states_in_order(steady)[:60]}"
