@@ -40,6 +40,8 @@ public final class ControllerLink {
     private var reopenTimer: EventLoop.TimerHandle?
     private var actions: [HostAction] = []
     private var pendingInputs: [HostInput] = []
+    /// The reports of one event on the hot path, reused from event to event.
+    private var reportBuffer: [LEAdvertisingReport] = []
     private var isHandling = false
     private var stopped = false
 
@@ -50,6 +52,7 @@ public final class ControllerLink {
         self.host = HostController(configuration: configuration)
         self.isPermanent = isPermanent
         actions.reserveCapacity(16)
+        reportBuffer.reserveCapacity(32)
     }
 
     public func start() {
@@ -126,10 +129,21 @@ public final class ControllerLink {
         transport.close()
     }
 
+    /// The packets of one read arrived together: their reports share one `now`.
     private func received(_ packets: [HCIPacket]) {
+        let now = loop.now
         for packet in packets {
-            feed(.packetReceived(packet))
             if stopped { return }
+            // Advertising reports, nearly all the traffic, skip the input queue and the
+            // action list unless the host is mid-input (a callback fed something in).
+            if !isHandling, pendingInputs.isEmpty {
+                reportBuffer.removeAll(keepingCapacity: true)
+                if host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
+                    if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
+                    continue
+                }
+            }
+            feed(.packetReceived(packet))
         }
     }
 
