@@ -121,16 +121,21 @@ final class ScanSession {
     // MARK: Ingest (the hot path)
 
     private func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
-        for report in reports {
-            let keys = AdvertisementKeys(scanning: report.data)
-            let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys)
-            table.record(
-                address: report.address, addressType: report.addressType,
-                rssi: report.rssi ?? AdvertiserTable.rssiUnavailable, txPower: report.txPower,
-                connectable: report.isConnectable, isScanResponse: report.isScanResponse,
-                data: report.data, keys: keys, match: match, at: now
-            )
+        // Borrowed in place: a copy of each report would retain and release its packet.
+        reports.withUnsafeBufferPointer { reports in
+            for index in reports.indices { ingest(reports[index], at: now) }
         }
+    }
+
+    private func ingest(_ report: borrowing LEAdvertisingReport, at now: Instant) {
+        let keys = AdvertisementKeys(scanning: report.data)
+        let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys)
+        table.record(
+            address: report.address, addressType: report.addressType,
+            rssi: report.rssi ?? AdvertiserTable.rssiUnavailable, txPower: report.txPower,
+            connectable: report.isConnectable, isScanResponse: report.isScanResponse,
+            data: report.data, keys: keys, match: match, at: now
+        )
     }
 
     private func stateChanged(_ state: HostState) {
