@@ -15,6 +15,10 @@ public final class ControllerLink {
 
     /// Reports of one HCI event, with the time they arrived.
     public var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
+    /// When set, every report comes here instead of `onReports`, one at a time and read in
+    /// place from its packet (no report value, no reference counting): the fastest way in.
+    /// The view's data is valid only during the call.
+    public var onAdvertisingReport: ((LEAdvertisingReportView, Instant) -> Void)?
     public var onStateChange: (HostState) -> Void = { _ in }
     public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
@@ -138,7 +142,21 @@ public final class ControllerLink {
             // action list unless the host is mid-input (a callback fed something in).
             if !isHandling, pendingInputs.isEmpty {
                 reportBuffer.removeAll(keepingCapacity: true)
-                if host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
+                if let onAdvertisingReport {
+                    switch host.routeAdvertisingReports(in: packet, into: &reportBuffer) {
+                    case .inPlace(let subevent):
+                        packet.payload.withUnsafeBufferPointer { bytes in
+                            let parameters = UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
+                            LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { onAdvertisingReport($0, now) }
+                        }
+                        continue
+                    case .buffered:
+                        deliver(reportBuffer, now: now)
+                        continue
+                    case .notReports:
+                        break
+                    }
+                } else if host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
                     if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
                     continue
                 }
@@ -183,7 +201,7 @@ public final class ControllerLink {
                 self.open()
             }
         case .advertisingReports(let reports):
-            onReports(reports, now)
+            deliver(reports, now: now)
         case .stateChanged(let state):
             onStateChange(state)
         case .log(let event):
@@ -194,6 +212,16 @@ public final class ControllerLink {
             onACLData(packet, now)
         case .commandFinished(let result):
             onCommandFinished(result, now)
+        }
+    }
+
+    private func deliver(_ reports: [LEAdvertisingReport], now: Instant) {
+        guard let onAdvertisingReport else {
+            if !reports.isEmpty { onReports(reports, now) }
+            return
+        }
+        for report in reports {
+            LEAdvertisingReportView.withView(of: report) { onAdvertisingReport($0, now) }
         }
     }
 

@@ -116,23 +116,34 @@ public struct AdvertiserTable: Sendable {
         connectable: Bool, isScanResponse: Bool = false, data: ArraySlice<UInt8>,
         keys: AdvertisementKeys, match: TagMatch?, at time: Instant
     ) {
-        reports &+= 1
-        let index = slot(for: Self.key(address, addressType), at: time)
         // Raw bytes throughout: slicing the report's data would retain and release its packet.
         data.withUnsafeBufferPointer { bytes in
-            let kept = UnsafeBufferPointer(rebasing: bytes.prefix(Self.maximumDataLength))
-            // In place through `inout`: copying the entry out and back would cost more
-            // than everything else here.
-            let dataIsCold = Self.update(
-                &hot[index], samples: &rssiSamples, sampleBase: index * rssiWindow, window: rssiWindow,
-                rssi: rssi, txPower: txPower, connectable: connectable, isScanResponse: isScanResponse,
-                data: kept, at: time
-            )
-            if isScanResponse {
-                Self.overwrite(&cold[index].scanResponseData, with: kept)
-            } else if dataIsCold {
-                Self.overwrite(&cold[index].advertisingData, with: kept)
-            }
+            record(address: address, addressType: addressType, rssi: rssi, txPower: txPower, connectable: connectable,
+                   isScanResponse: isScanResponse, bytes: bytes, keys: keys, match: match, at: time)
+        }
+    }
+
+    /// As `record(…data:keys:…)` for bytes read in place (`LEAdvertisingReportView.data`),
+    /// copied as needed before returning.
+    public mutating func record(
+        address: BluetoothAddress, addressType: AddressType, rssi: Int8?, txPower: Int8? = nil,
+        connectable: Bool, isScanResponse: Bool = false, bytes: UnsafeBufferPointer<UInt8>,
+        keys: AdvertisementKeys, match: TagMatch?, at time: Instant
+    ) {
+        reports &+= 1
+        let index = slot(for: Self.key(address, addressType), at: time)
+        let kept = UnsafeBufferPointer(rebasing: bytes.prefix(Self.maximumDataLength))
+        // In place through `inout`: copying the entry out and back would cost more than
+        // everything else here.
+        let dataIsCold = Self.update(
+            &hot[index], samples: &rssiSamples, sampleBase: index * rssiWindow, window: rssiWindow,
+            rssi: rssi, txPower: txPower, connectable: connectable, isScanResponse: isScanResponse,
+            data: kept, at: time
+        )
+        if isScanResponse {
+            Self.overwrite(&cold[index].scanResponseData, with: kept)
+        } else if dataIsCold {
+            Self.overwrite(&cold[index].advertisingData, with: kept)
         }
         // What matching found stays known even when the device rotates its frames. Only
         // tags and beacons get here, and they are few: their cold entries stay in cache.

@@ -42,3 +42,47 @@ extension HostController {
         return true
     }
 }
+
+/// Where the reports of a packet go; see `HostController.routeAdvertisingReports`.
+public enum AdvertisingReportRoute: Hashable, Sendable {
+    /// Not an advertising report event, or a malformed one: give the packet to `handle`.
+    case notReports
+    /// Valid, counted, and needing no reassembly: read the reports in place with
+    /// `LEAdvertisingReportView.forEach(subevent:parameters:)` from the payload's
+    /// parameters (the bytes from `parametersOffset` on).
+    case inPlace(LESubeventCode)
+    /// Valid and counted; fragments were joined, and what is to be delivered was
+    /// appended to the buffer.
+    case buffered
+
+    /// Event code, parameter length and subevent code come before the parameters.
+    public static let parametersOffset = 3
+}
+
+extension HostController {
+    /// The hot path without even a report value per report: validates an advertising
+    /// report event and counts it, so the caller can read the reports in place. Extended
+    /// reports that need reassembly (fragments, or anything pending) are appended to
+    /// `reports` as `takeAdvertisingReports` does.
+    public mutating func routeAdvertisingReports(in packet: HCIPacket, into reports: inout [LEAdvertisingReport]) -> AdvertisingReportRoute {
+        let payload = packet.payload
+        guard packet.type == .event, payload.count >= AdvertisingReportRoute.parametersOffset,
+              EventCode(rawValue: payload[0]) == .leMeta, Int(payload[1]) == payload.count - 2
+        else { return .notReports }
+        let subevent = LESubeventCode(rawValue: payload[2])
+        let summary = payload.withUnsafeBufferPointer { bytes in
+            LEAdvertisingReportView.validate(
+                subevent: subevent, parameters: UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
+            )
+        }
+        guard let summary else { return .notReports }
+        // Legacy reports never meet the reassembler; whole extended ones pass it untouched
+        // unless a fragment of the same advertiser waits there.
+        if summary.allComplete, subevent == .advertisingReport || reassembler.pendingAdvertisers == 0 {
+            counters.packetsReceived += 1
+            counters.advertisingReports += summary.count
+            return .inPlace(subevent)
+        }
+        return takeAdvertisingReports(from: packet, into: &reports) ? .buffered : .notReports
+    }
+}

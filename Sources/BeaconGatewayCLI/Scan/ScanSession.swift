@@ -77,7 +77,7 @@ final class ScanSession {
             isPermanent: { error in ScanSession.isPermanent(error, replay: replay) }
         )
         self.link = link
-        link.onReports = { [unowned self] reports, now in self.ingest(reports, at: now) }
+        link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }
         link.onStateChange = { [unowned self] state in self.stateChanged(state) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
@@ -120,21 +120,14 @@ final class ScanSession {
 
     // MARK: Ingest (the hot path)
 
-    private func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
-        // Borrowed in place: a copy of each report would retain and release its packet.
-        reports.withUnsafeBufferPointer { reports in
-            for index in reports.indices { ingest(reports[index], at: now) }
-        }
-    }
-
-    private func ingest(_ report: borrowing LEAdvertisingReport, at now: Instant) {
+    private func ingest(_ report: LEAdvertisingReportView, at now: Instant) {
         let keys = AdvertisementKeys(scanning: report.data)
         let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys)
         table.record(
             address: report.address, addressType: report.addressType,
             rssi: report.rssi ?? AdvertiserTable.rssiUnavailable, txPower: report.txPower,
             connectable: report.isConnectable, isScanResponse: report.isScanResponse,
-            data: report.data, keys: keys, match: match, at: now
+            bytes: report.data, keys: keys, match: match, at: now
         )
     }
 
