@@ -136,6 +136,7 @@ public final class ControllerLink {
     /// The packets of one read arrived together: their reports share one `now`.
     private func received(_ packets: [HCIPacket]) {
         let now = loop.now
+        let onAdvertisingReport = onAdvertisingReport
         for packet in packets {
             if stopped { return }
             // Advertising reports, nearly all the traffic, skip the input queue and the
