@@ -265,7 +265,31 @@ public struct AdvertiserTable: Sendable {
 
     /// Every advertiser, strongest (median RSSI) first; ties by address for a stable view.
     public func snapshots(now: Instant) -> [AdvertiserSnapshot] {
-        hot.indices.map { snapshot($0, now: now) }.sorted(by: AdvertiserSnapshot.strongerFirst)
+        // Sorted as small keys, then built in order: sorting the snapshots themselves
+        // would move strings and arrays around thousands of times.
+        let order = hot.indices.map { index in
+            (median: rssiMedian(index).map(Int.init) ?? Int.min, key: cold[index].key, index: index)
+        }.sorted { a, b in
+            if a.median != b.median { return a.median > b.median }
+            return (a.key & Self.addressMask, a.key >> 48) < (b.key & Self.addressMask, b.key >> 48)
+        }
+        return order.map { snapshot($0.index, now: now) }
+    }
+
+    private static let addressMask: UInt64 = (1 << 48) - 1
+
+    /// The median of entry `index`'s RSSI window (the lower middle sample when the count
+    /// is even), sorted on the stack; nil before any sample.
+    private func rssiMedian(_ index: Int) -> Int8? {
+        let count = min(hot[index].rssiCount, rssiWindow)
+        guard count > 0 else { return nil }
+        let base = index * rssiWindow
+        return withUnsafeTemporaryAllocation(of: Int8.self, capacity: count) { buffer in
+            var window = buffer
+            for offset in 0 ..< count { window.initializeElement(at: offset, to: rssiSamples[base + offset]) }
+            window.sort()
+            return window[(count - 1) / 2]
+        }
     }
 
     /// The advertising data of entry `index`, wherever it is kept.
@@ -279,14 +303,13 @@ public struct AdvertiserTable: Sendable {
         let entry = hot[index]
         let details = cold[index]
         var rssi: AdvertiserSnapshot.RSSIStatistics?
-        if entry.rssiCount > 0 {
-            let base = index * rssiWindow
-            let window = rssiSamples[base ..< base + min(entry.rssiCount, rssiWindow)].sorted()
-            rssi = .init(last: Int(entry.rssiLast), median: Int(window[(window.count - 1) / 2]),
-                         min: Int(entry.rssiMin), max: Int(entry.rssiMax))
+        if let median = rssiMedian(index) {
+            rssi = .init(last: Int(entry.rssiLast), median: Int(median), min: Int(entry.rssiMin), max: Int(entry.rssiMax))
         }
         var identity = AdvertisementSummary(parsing: advertisingData(index)).identity
-            .merging(AdvertisementSummary(parsing: details.scanResponseData).identity)
+        if !details.scanResponseData.isEmpty {
+            identity = identity.merging(AdvertisementSummary(parsing: details.scanResponseData).identity)
+        }
         identity.iBeacon = identity.iBeacon ?? details.keys.iBeacon
         identity.eddystoneUID = identity.eddystoneUID ?? details.keys.eddystoneUID
 
