@@ -44,7 +44,8 @@ public final class ControllerLink {
     private var reopenTimer: EventLoop.TimerHandle?
     private var actions: [HostAction] = []
     private var pendingInputs: [HostInput] = []
-    /// The reports of one event on the hot path, reused from event to event.
+    /// The reports of one event on the hot path, reused from event to event (empty
+    /// between events).
     private var reportBuffer: [LEAdvertisingReport] = []
     private var isHandling = false
     private var stopped = false
@@ -137,32 +138,44 @@ public final class ControllerLink {
     private func received(_ packets: [HCIPacket]) {
         let now = loop.now
         let onAdvertisingReport = onAdvertisingReport
-        for packet in packets {
-            if stopped { return }
-            // Advertising reports, nearly all the traffic, skip the input queue and the
-            // action list unless the host is mid-input (a callback fed something in).
-            if !isHandling, pendingInputs.isEmpty {
-                reportBuffer.removeAll(keepingCapacity: true)
-                if let onAdvertisingReport {
-                    switch host.routeAdvertisingReports(in: packet, into: &reportBuffer) {
-                    case .inPlace(let subevent):
-                        packet.payload.withUnsafeBufferPointer { bytes in
-                            let parameters = UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
-                            LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { onAdvertisingReport($0, now) }
-                        }
+        // Borrowed in place: a copy of each packet would retain and release its payload.
+        packets.withUnsafeBufferPointer { packets in
+            for index in packets.indices {
+                if stopped { return }
+                // Advertising reports, nearly all the traffic, skip the input queue and the
+                // action list unless the host is mid-input (a callback fed something in).
+                if !isHandling, pendingInputs.isEmpty {
+                    if let onAdvertisingReport {
+                        if deliverInPlace(packets[index], now: now, to: onAdvertisingReport) { continue }
+                    } else if host.takeAdvertisingReports(from: packets[index], into: &reportBuffer) {
+                        if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
+                        reportBuffer.removeAll(keepingCapacity: true)
                         continue
-                    case .buffered:
-                        deliver(reportBuffer, now: now)
-                        continue
-                    case .notReports:
-                        break
                     }
-                } else if host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
-                    if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
-                    continue
                 }
+                feed(.packetReceived(packets[index]))
             }
-            feed(.packetReceived(packet))
+        }
+    }
+
+    /// Hands out the reports of an advertising report event, read in place when they need
+    /// no reassembly; `false` for any other packet.
+    private func deliverInPlace(
+        _ packet: borrowing HCIPacket, now: Instant, to onAdvertisingReport: (LEAdvertisingReportView, Instant) -> Void
+    ) -> Bool {
+        switch host.routeAdvertisingReports(in: packet, into: &reportBuffer) {
+        case .inPlace(let subevent):
+            packet.payload.withUnsafeBufferPointer { bytes in
+                let parameters = UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
+                LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { onAdvertisingReport($0, now) }
+            }
+            return true
+        case .buffered:
+            deliver(reportBuffer, now: now)
+            reportBuffer.removeAll(keepingCapacity: true)
+            return true
+        case .notReports:
+            return false
         }
     }
 
