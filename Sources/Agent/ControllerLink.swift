@@ -137,38 +137,45 @@ public final class ControllerLink {
     /// The packets of one read arrived together: their reports share one `now`.
     private func received(_ packets: [HCIPacket]) {
         let now = loop.now
-        let onAdvertisingReport = onAdvertisingReport
-        // Borrowed in place: a copy of each packet would retain and release its payload.
-        packets.withUnsafeBufferPointer { packets in
-            for index in packets.indices {
+        guard let onAdvertisingReport else {
+            for packet in packets {
                 if stopped { return }
                 // Advertising reports, nearly all the traffic, skip the input queue and the
                 // action list unless the host is mid-input (a callback fed something in).
-                if !isHandling, pendingInputs.isEmpty {
-                    if let onAdvertisingReport {
-                        if deliverInPlace(packets[index], now: now, to: onAdvertisingReport) { continue }
-                    } else if host.takeAdvertisingReports(from: packets[index], into: &reportBuffer) {
-                        if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
-                        reportBuffer.removeAll(keepingCapacity: true)
-                        continue
-                    }
+                if !isHandling, pendingInputs.isEmpty, host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
+                    if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
+                    reportBuffer.removeAll(keepingCapacity: true)
+                    continue
                 }
-                feed(.packetReceived(packets[index]))
+                feed(.packetReceived(packet))
             }
+            return
+        }
+        // Packets and payloads borrowed in place, the callback unwrapped once: every copy
+        // would be an atomic retain and release per packet, and each one waits for the
+        // cache misses of the reports before it.
+        for index in packets.indices {
+            if stopped { return }
+            if !isHandling, pendingInputs.isEmpty {
+                let delivered = packets[index].payload.withUnsafeBufferPointer { payload in
+                    deliverInPlace(type: packets[index].type, payload: payload, now: now, to: onAdvertisingReport)
+                }
+                if delivered { continue }
+            }
+            feed(.packetReceived(packets[index]))
         }
     }
 
     /// Hands out the reports of an advertising report event, read in place when they need
     /// no reassembly; `false` for any other packet.
     private func deliverInPlace(
-        _ packet: borrowing HCIPacket, now: Instant, to onAdvertisingReport: (LEAdvertisingReportView, Instant) -> Void
+        type: HCIPacketType, payload: UnsafeBufferPointer<UInt8>, now: Instant,
+        to onAdvertisingReport: (LEAdvertisingReportView, Instant) -> Void
     ) -> Bool {
-        switch host.routeAdvertisingReports(in: packet, into: &reportBuffer) {
+        switch host.routeAdvertisingReports(type: type, payload: payload, into: &reportBuffer) {
         case .inPlace(let subevent):
-            packet.payload.withUnsafeBufferPointer { bytes in
-                let parameters = UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
-                LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { onAdvertisingReport($0, now) }
-            }
+            let parameters = UnsafeBufferPointer(rebasing: payload[AdvertisingReportRoute.parametersOffset...])
+            LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { onAdvertisingReport($0, now) }
             return true
         case .buffered:
             deliver(reportBuffer, now: now)

@@ -61,28 +61,39 @@ public enum AdvertisingReportRoute: Hashable, Sendable {
 
 extension HostController {
     /// The hot path without even a report value per report: validates an advertising
-    /// report event and counts it, so the caller can read the reports in place. Extended
-    /// reports that need reassembly (fragments, or anything pending) are appended to
-    /// `reports` as `takeAdvertisingReports` does.
-    public mutating func routeAdvertisingReports(in packet: HCIPacket, into reports: inout [LEAdvertisingReport]) -> AdvertisingReportRoute {
-        let payload = packet.payload
-        guard packet.type == .event, payload.count >= AdvertisingReportRoute.parametersOffset,
+    /// report event and counts it, so the caller can read the reports in place from the
+    /// packet's payload (`type` and the payload's bytes, borrowed: a packet value would
+    /// cost an atomic retain and release per event). Extended reports that need
+    /// reassembly (fragments, or anything pending) are joined and appended to `reports`.
+    public mutating func routeAdvertisingReports(
+        type: HCIPacketType, payload: UnsafeBufferPointer<UInt8>, into reports: inout [LEAdvertisingReport]
+    ) -> AdvertisingReportRoute {
+        guard type == .event, payload.count >= AdvertisingReportRoute.parametersOffset,
               EventCode(rawValue: payload[0]) == .leMeta, Int(payload[1]) == payload.count - 2
         else { return .notReports }
         let subevent = LESubeventCode(rawValue: payload[2])
-        let summary = payload.withUnsafeBufferPointer { bytes in
-            LEAdvertisingReportView.validate(
-                subevent: subevent, parameters: UnsafeBufferPointer(rebasing: bytes[AdvertisingReportRoute.parametersOffset...])
-            )
+        let parameters = UnsafeBufferPointer(rebasing: payload[AdvertisingReportRoute.parametersOffset...])
+        guard let summary = LEAdvertisingReportView.validate(subevent: subevent, parameters: parameters) else {
+            return .notReports
         }
-        guard let summary else { return .notReports }
+        counters.packetsReceived += 1
         // Legacy reports never meet the reassembler; whole extended ones pass it untouched
         // unless a fragment of the same advertiser waits there.
         if summary.allComplete, subevent == .advertisingReport || reassembler.pendingAdvertisers == 0 {
-            counters.packetsReceived += 1
             counters.advertisingReports += summary.count
             return .inPlace(subevent)
         }
-        return takeAdvertisingReports(from: packet, into: &reports) ? .buffered : .notReports
+        // The rare way: fragments are kept, so each report becomes a value of its own.
+        let before = reports.count
+        LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { view in
+            let report = view.makeReport()
+            if subevent == .advertisingReport {
+                reports.append(report)
+            } else if let whole = reassembler.accept(report) {
+                reports.append(whole)
+            }
+        }
+        counters.advertisingReports += reports.count - before
+        return .buffered
     }
 }

@@ -54,7 +54,10 @@ final class ReportFastPathTests: XCTestCase {
                 for case .advertisingReports(let reports) in taking.handle(.packetReceived(packet), now: .zero) { takenReports += reports }
             }
             var buffer = [LEAdvertisingReport]()
-            switch routing.routeAdvertisingReports(in: packet, into: &buffer) {
+            let route = packet.payload.withUnsafeBufferPointer {
+                routing.routeAdvertisingReports(type: packet.type, payload: $0, into: &buffer)
+            }
+            switch route {
             case .inPlace(let subevent):
                 inPlaceEvents += 1
                 packet.payload.withUnsafeBufferPointer { bytes in
