@@ -11,7 +11,9 @@ import Host
 public final class ControllerLink {
     public let loop: EventLoop
     public let transport: any HCITransport
-    public private(set) var host: HostController
+    /// Exclusivity unchecked: the host is only mutated on the loop's thread, and no
+    /// callback runs while it is (the dynamic check per packet showed in profiles).
+    @exclusivity(unchecked) public private(set) var host: HostController
 
     /// Reports of one HCI event, with the time they arrived.
     public var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
@@ -46,7 +48,7 @@ public final class ControllerLink {
     private var pendingInputs: [HostInput] = []
     /// The reports of one event on the hot path, reused from event to event (empty
     /// between events).
-    private var reportBuffer: [LEAdvertisingReport] = []
+    @exclusivity(unchecked) private var reportBuffer: [LEAdvertisingReport] = []
     private var isHandling = false
     private var stopped = false
 

@@ -260,7 +260,7 @@ public struct AdvertiserTable: Sendable {
     /// One advertiser's statistics, or nil if it is not (or no longer) in the table.
     public func advertiser(address: BluetoothAddress, addressType: AddressType, now: Instant) -> AdvertiserSnapshot? {
         guard let index = slots[Self.key(address, addressType)] else { return nil }
-        return snapshot(Int(index), now: now)
+        return snapshot(Int(index), now: now, median: rssiMedian(Int(index)))
     }
 
     /// Every advertiser, strongest (median RSSI) first; ties by address for a stable view.
@@ -273,7 +273,7 @@ public struct AdvertiserTable: Sendable {
             if a.median != b.median { return a.median > b.median }
             return (a.key & Self.addressMask, a.key >> 48) < (b.key & Self.addressMask, b.key >> 48)
         }
-        return order.map { snapshot($0.index, now: now) }
+        return order.map { snapshot($0.index, now: now, median: $0.median == Int.min ? nil : Int8(truncatingIfNeeded: $0.median)) }
     }
 
     private static let addressMask: UInt64 = (1 << 48) - 1
@@ -299,11 +299,12 @@ public struct AdvertiserTable: Sendable {
         return withUnsafeBytes(of: entry.inlineData.words) { Array($0.prefix(Int(entry.dataLength))) }
     }
 
-    private func snapshot(_ index: Int, now: Instant) -> AdvertiserSnapshot {
+    /// - Parameter median: `rssiMedian(index)`, which the caller already has.
+    private func snapshot(_ index: Int, now: Instant, median: Int8?) -> AdvertiserSnapshot {
         let entry = hot[index]
         let details = cold[index]
         var rssi: AdvertiserSnapshot.RSSIStatistics?
-        if let median = rssiMedian(index) {
+        if let median {
             rssi = .init(last: Int(entry.rssiLast), median: Int(median), min: Int(entry.rssiMin), max: Int(entry.rssiMax))
         }
         var identity = AdvertisementSummary(parsing: advertisingData(index)).identity
