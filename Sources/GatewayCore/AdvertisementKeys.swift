@@ -19,6 +19,11 @@ public struct AdvertisementKeys: Hashable, Sendable {
         data.withUnsafeBufferPointer { scan($0) }
     }
 
+    /// As `init(scanning:)` for bytes read in place (`LEAdvertisingReportView.data`).
+    public init(scanning bytes: UnsafeBufferPointer<UInt8>) {
+        scan(bytes)
+    }
+
     private mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>) {
         var index = 0
         let end = bytes.count

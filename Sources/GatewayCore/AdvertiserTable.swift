@@ -3,10 +3,14 @@ import HCI
 
 /// Per-advertiser statistics for `scan` (SPEC §12): every device heard, not only tags.
 ///
-/// Built for the per-report hot path: one integer-keyed lookup, a few stores, and a
-/// copy of the advertising bytes into a buffer the entry already owns. Nothing is
-/// decoded or allocated per report once an advertiser is known; names, UUID lists and
-/// the like are decoded from the kept bytes only when a snapshot is taken for display.
+/// Built for the per-report hot path, whose cost is memory traffic with thousands of
+/// advertisers: one integer-keyed lookup, then one 64-byte record per advertiser
+/// (`HotEntry`: the counters, the RSSI statistics and up to 32 bytes of advertising data
+/// inline, which is all of any legacy advertisement), one RSSI sample and the recency
+/// links. The rest of an advertiser (`ColdEntry`: first heard, match keys, the match,
+/// scan responses, longer data) is touched only when it changes. Nothing is decoded or
+/// allocated per report once an advertiser is known; names, UUID lists and the like are
+/// decoded from the kept bytes only when a snapshot is taken for display.
 ///
 /// Memory is bounded: at most `capacity` advertisers (the least recently heard one is
 /// evicted, and counted, to make room) and `rssiWindow` RSSI samples each.
@@ -19,15 +23,16 @@ public struct AdvertiserTable: Sendable {
     public private(set) var reports = 0
 
     private var slots: [UInt64: Int32] = [:]
-    private var entries: [Entry] = []
+    /// Per entry index, in parallel: what every report writes, and what it rarely does.
+    private var hot: [HotEntry] = []
+    private var cold: [ColdEntry] = []
     /// `rssiWindow` samples per entry, entry `i` at `i * rssiWindow`: one allocation for
     /// all advertisers instead of one each.
     private var rssiSamples: [Int8] = []
-    /// The recency list, a doubly linked list over entry indices. Kept in two small arrays
-    /// apart from the entries: moving an advertiser to the front touches its neighbours'
-    /// links, and 8 bytes each stay in cache where whole entries would not.
-    private var newerLinks: [Int32] = []
-    private var olderLinks: [Int32] = []
+    /// The recency list, a doubly linked list over entry indices, kept apart from the
+    /// entries: moving an advertiser to the front touches its neighbours' links, and 8
+    /// bytes each stay in cache where whole entries would not.
+    private var links: [Link] = []
     /// Most and least recently heard entries: the ends of the recency list.
     private var newest: Int32 = -1
     private var oldest: Int32 = -1
@@ -37,21 +42,46 @@ public struct AdvertiserTable: Sendable {
     /// The longest advertising data kept per advertiser (extended advertising maximum).
     public static let maximumDataLength = 1650
 
-    struct Entry: Sendable {
-        var key: UInt64
-        var firstHeard: Instant
+    /// What every report updates: exactly 64 bytes, so one cache line or two.
+    struct HotEntry: Sendable {
         var lastHeard: Instant
         var reports = 0
         var rssiCount = 0
         var rssiLast: Int8 = 0
         var rssiMin: Int8 = .max
         var rssiMax: Int8 = .min
-        var reportTxPower: Int8?
+        /// The report's own TX power; `rssiUnavailable` until one came.
+        var reportTxPower: Int8 = AdvertiserTable.rssiUnavailable
         var connectable = false
+        /// Length of the advertising data in `inlineData`, or `HotEntry.dataIsCold` when it
+        /// is longer and kept in `ColdEntry.advertisingData` instead.
+        var dataLength: UInt8 = 0
+        var inlineData = InlineBytes()
+
+        static let dataIsCold: UInt8 = .max
+
+        init(at time: Instant) { lastHeard = time }
+    }
+
+    /// 32 bytes of storage inside `HotEntry`.
+    struct InlineBytes: Sendable {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        static let capacity = 32
+    }
+
+    struct ColdEntry: Sendable {
+        var key: UInt64
+        var firstHeard: Instant
         var keys = AdvertisementKeys()
+        /// Advertising data too long for `HotEntry.inlineData`.
         var advertisingData: [UInt8] = []
         var scanResponseData: [UInt8] = []
         var match: TagMatch?
+    }
+
+    struct Link: Sendable {
+        var newer: Int32 = -1
+        var older: Int32 = -1
     }
 
     public init(capacity: Int = 10_000, rssiWindow: Int = 64) {
@@ -86,21 +116,51 @@ public struct AdvertiserTable: Sendable {
         connectable: Bool, isScanResponse: Bool = false, data: ArraySlice<UInt8>,
         keys: AdvertisementKeys, match: TagMatch?, at time: Instant
     ) {
-        reports &+= 1
-        let index = slot(for: Self.key(address, addressType), at: time)
-        // In place through `inout`: copying the entry out would share its data buffers and
-        // make the overwrite below allocate.
-        Self.update(&entries[index], samples: &rssiSamples, sampleBase: index * rssiWindow, window: rssiWindow,
-                    rssi: rssi, txPower: txPower, connectable: connectable, isScanResponse: isScanResponse,
-                    data: data, keys: keys, match: match, at: time)
+        // Raw bytes throughout: slicing the report's data would retain and release its packet.
+        data.withUnsafeBufferPointer { bytes in
+            record(address: address, addressType: addressType, rssi: rssi, txPower: txPower, connectable: connectable,
+                   isScanResponse: isScanResponse, bytes: bytes, keys: keys, match: match, at: time)
+        }
     }
 
+    /// As `record(…data:keys:…)` for bytes read in place (`LEAdvertisingReportView.data`),
+    /// copied as needed before returning.
+    public mutating func record(
+        address: BluetoothAddress, addressType: AddressType, rssi: Int8?, txPower: Int8? = nil,
+        connectable: Bool, isScanResponse: Bool = false, bytes: UnsafeBufferPointer<UInt8>,
+        keys: AdvertisementKeys, match: TagMatch?, at time: Instant
+    ) {
+        reports &+= 1
+        let index = slot(for: Self.key(address, addressType), at: time)
+        let kept = UnsafeBufferPointer(rebasing: bytes.prefix(Self.maximumDataLength))
+        // In place through `inout`: copying the entry out and back would cost more than
+        // everything else here.
+        let dataIsCold = Self.update(
+            &hot[index], samples: &rssiSamples, sampleBase: index * rssiWindow, window: rssiWindow,
+            rssi: rssi, txPower: txPower, connectable: connectable, isScanResponse: isScanResponse,
+            data: kept, at: time
+        )
+        if isScanResponse {
+            Self.overwrite(&cold[index].scanResponseData, with: kept)
+        } else if dataIsCold {
+            Self.overwrite(&cold[index].advertisingData, with: kept)
+        }
+        // What matching found stays known even when the device rotates its frames. Only
+        // tags and beacons get here, and they are few: their cold entries stay in cache.
+        if keys.iBeacon != nil || keys.eddystoneUID != nil || keys.txPowerLevel != nil {
+            Self.merge(keys, into: &cold[index].keys)
+        }
+        if let match, cold[index].match != match { cold[index].match = match }
+    }
+
+    /// Updates the statistics and keeps advertising data that fits inline; returns
+    /// whether the data is too long for that and goes to the cold entry instead.
     @inline(__always)
     private static func update(
-        _ entry: inout Entry, samples: inout [Int8], sampleBase: Int, window: Int,
+        _ entry: inout HotEntry, samples: inout [Int8], sampleBase: Int, window: Int,
         rssi: Int8?, txPower: Int8?, connectable: Bool, isScanResponse: Bool,
-        data: ArraySlice<UInt8>, keys: AdvertisementKeys, match: TagMatch?, at time: Instant
-    ) {
+        data: UnsafeBufferPointer<UInt8>, at time: Instant
+    ) -> Bool {
         entry.reports &+= 1
         entry.lastHeard = time
         if let rssi, rssi != rssiUnavailable {
@@ -112,28 +172,31 @@ public struct AdvertiserTable: Sendable {
         }
         if let txPower, txPower != rssiUnavailable { entry.reportTxPower = txPower }
         // Scan responses say nothing about connectability; the advertisement does.
-        if !isScanResponse { entry.connectable = connectable }
-        // What matching found stays known even when the device rotates its frames.
-        if let beacon = keys.iBeacon { entry.keys.iBeacon = beacon }
+        guard !isScanResponse else { return false }
+        entry.connectable = connectable
+        guard data.count <= InlineBytes.capacity else {
+            entry.dataLength = HotEntry.dataIsCold
+            return true
+        }
+        withUnsafeMutableBytes(of: &entry.inlineData.words) { storage in
+            storage.copyMemory(from: UnsafeRawBufferPointer(data))
+        }
+        entry.dataLength = UInt8(truncatingIfNeeded: data.count)
+        return false
+    }
+
+    private static func merge(_ keys: AdvertisementKeys, into kept: inout AdvertisementKeys) {
+        if let beacon = keys.iBeacon { kept.iBeacon = beacon }
         if let uid = keys.eddystoneUID {
-            entry.keys.eddystoneUID = uid
-            entry.keys.eddystoneTxPower = keys.eddystoneTxPower
+            kept.eddystoneUID = uid
+            kept.eddystoneTxPower = keys.eddystoneTxPower
         }
-        if let level = keys.txPowerLevel { entry.keys.txPowerLevel = level }
-        if let match { entry.match = match }
-        let kept = data.prefix(maximumDataLength)
-        if isScanResponse {
-            overwrite(&entry.scanResponseData, with: kept)
-        } else {
-            overwrite(&entry.advertisingData, with: kept)
-        }
+        if let level = keys.txPowerLevel { kept.txPowerLevel = level }
     }
 
     /// Replaces the bytes in place: the buffer keeps its capacity, so once an advertiser's
-    /// data has been seen once this does not allocate. A plain copy is cheaper than
-    /// comparing first.
-    @inline(__always)
-    private static func overwrite(_ buffer: inout [UInt8], with bytes: ArraySlice<UInt8>) {
+    /// data has been seen once this does not allocate.
+    private static func overwrite(_ buffer: inout [UInt8], with bytes: UnsafeBufferPointer<UInt8>) {
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: bytes)
     }
@@ -146,25 +209,26 @@ public struct AdvertiserTable: Sendable {
             return Int(existing)
         }
         let index: Int32
-        if entries.count < capacity {
-            index = Int32(entries.count)
-            entries.append(Entry(key: key, firstHeard: time, lastHeard: time))
+        if hot.count < capacity {
+            index = Int32(hot.count)
+            hot.append(HotEntry(at: time))
+            cold.append(ColdEntry(key: key, firstHeard: time))
             rssiSamples.append(contentsOf: repeatElement(0, count: rssiWindow))
-            newerLinks.append(-1)
-            olderLinks.append(-1)
+            links.append(Link())
         } else {
             index = oldest
             unlink(index)
-            slots.removeValue(forKey: entries[Int(index)].key)
+            slots.removeValue(forKey: cold[Int(index)].key)
             evictions &+= 1
+            hot[Int(index)] = HotEntry(at: time)
             // Reuse the slot and its data buffers' capacity (swapped out, never copied, so
             // they stay uniquely referenced and emptying them does not reallocate).
-            var fresh = Entry(key: key, firstHeard: time, lastHeard: time)
-            swap(&fresh.advertisingData, &entries[Int(index)].advertisingData)
-            swap(&fresh.scanResponseData, &entries[Int(index)].scanResponseData)
+            var fresh = ColdEntry(key: key, firstHeard: time)
+            swap(&fresh.advertisingData, &cold[Int(index)].advertisingData)
+            swap(&fresh.scanResponseData, &cold[Int(index)].scanResponseData)
             fresh.advertisingData.removeAll(keepingCapacity: true)
             fresh.scanResponseData.removeAll(keepingCapacity: true)
-            entries[Int(index)] = fresh
+            cold[Int(index)] = fresh
         }
         slots[key] = index
         pushFront(index)
@@ -178,18 +242,15 @@ public struct AdvertiserTable: Sendable {
     }
 
     private mutating func unlink(_ index: Int32) {
-        let newer = newerLinks[Int(index)]
-        let older = olderLinks[Int(index)]
-        if newer >= 0 { olderLinks[Int(newer)] = older } else { newest = older }
-        if older >= 0 { newerLinks[Int(older)] = newer } else { oldest = newer }
-        newerLinks[Int(index)] = -1
-        olderLinks[Int(index)] = -1
+        let link = links[Int(index)]
+        if link.newer >= 0 { links[Int(link.newer)].older = link.older } else { newest = link.older }
+        if link.older >= 0 { links[Int(link.older)].newer = link.newer } else { oldest = link.newer }
+        links[Int(index)] = Link()
     }
 
     private mutating func pushFront(_ index: Int32) {
-        olderLinks[Int(index)] = newest
-        newerLinks[Int(index)] = -1
-        if newest >= 0 { newerLinks[Int(newest)] = index }
+        links[Int(index)] = Link(newer: -1, older: newest)
+        if newest >= 0 { links[Int(newest)].newer = index }
         newest = index
         if oldest < 0 { oldest = index }
     }
@@ -199,42 +260,75 @@ public struct AdvertiserTable: Sendable {
     /// One advertiser's statistics, or nil if it is not (or no longer) in the table.
     public func advertiser(address: BluetoothAddress, addressType: AddressType, now: Instant) -> AdvertiserSnapshot? {
         guard let index = slots[Self.key(address, addressType)] else { return nil }
-        return snapshot(Int(index), now: now)
+        return snapshot(Int(index), now: now, median: rssiMedian(Int(index)))
     }
 
     /// Every advertiser, strongest (median RSSI) first; ties by address for a stable view.
     public func snapshots(now: Instant) -> [AdvertiserSnapshot] {
-        entries.indices.map { snapshot($0, now: now) }.sorted(by: AdvertiserSnapshot.strongerFirst)
+        // Sorted as small keys, then built in order: sorting the snapshots themselves
+        // would move strings and arrays around thousands of times.
+        let order = hot.indices.map { index in
+            (median: rssiMedian(index).map(Int.init) ?? Int.min, key: cold[index].key, index: index)
+        }.sorted { a, b in
+            if a.median != b.median { return a.median > b.median }
+            return (a.key & Self.addressMask, a.key >> 48) < (b.key & Self.addressMask, b.key >> 48)
+        }
+        return order.map { snapshot($0.index, now: now, median: $0.median == Int.min ? nil : Int8(truncatingIfNeeded: $0.median)) }
     }
 
-    private func snapshot(_ index: Int, now: Instant) -> AdvertiserSnapshot {
-        let entry = entries[index]
-        var rssi: AdvertiserSnapshot.RSSIStatistics?
-        if entry.rssiCount > 0 {
-            let base = index * rssiWindow
-            let window = rssiSamples[base ..< base + min(entry.rssiCount, rssiWindow)].sorted()
-            rssi = .init(last: Int(entry.rssiLast), median: Int(window[(window.count - 1) / 2]),
-                         min: Int(entry.rssiMin), max: Int(entry.rssiMax))
+    private static let addressMask: UInt64 = (1 << 48) - 1
+
+    /// The median of entry `index`'s RSSI window (the lower middle sample when the count
+    /// is even), sorted on the stack; nil before any sample.
+    private func rssiMedian(_ index: Int) -> Int8? {
+        let count = min(hot[index].rssiCount, rssiWindow)
+        guard count > 0 else { return nil }
+        let base = index * rssiWindow
+        return withUnsafeTemporaryAllocation(of: Int8.self, capacity: count) { buffer in
+            var window = buffer
+            for offset in 0 ..< count { window.initializeElement(at: offset, to: rssiSamples[base + offset]) }
+            window.sort()
+            return window[(count - 1) / 2]
         }
-        var identity = AdvertisementSummary(parsing: entry.advertisingData).identity
-            .merging(AdvertisementSummary(parsing: entry.scanResponseData).identity)
-        identity.iBeacon = identity.iBeacon ?? entry.keys.iBeacon
-        identity.eddystoneUID = identity.eddystoneUID ?? entry.keys.eddystoneUID
+    }
+
+    /// The advertising data of entry `index`, wherever it is kept.
+    private func advertisingData(_ index: Int) -> [UInt8] {
+        let entry = hot[index]
+        if entry.dataLength == HotEntry.dataIsCold { return cold[index].advertisingData }
+        return withUnsafeBytes(of: entry.inlineData.words) { Array($0.prefix(Int(entry.dataLength))) }
+    }
+
+    /// - Parameter median: `rssiMedian(index)`, which the caller already has.
+    private func snapshot(_ index: Int, now: Instant, median: Int8?) -> AdvertiserSnapshot {
+        let entry = hot[index]
+        let details = cold[index]
+        var rssi: AdvertiserSnapshot.RSSIStatistics?
+        if let median {
+            rssi = .init(last: Int(entry.rssiLast), median: Int(median), min: Int(entry.rssiMin), max: Int(entry.rssiMax))
+        }
+        var identity = AdvertisementSummary(parsing: advertisingData(index)).identity
+        if !details.scanResponseData.isEmpty {
+            identity = identity.merging(AdvertisementSummary(parsing: details.scanResponseData).identity)
+        }
+        identity.iBeacon = identity.iBeacon ?? details.keys.iBeacon
+        identity.eddystoneUID = identity.eddystoneUID ?? details.keys.eddystoneUID
 
         // SPEC §12's example shows an iBeacon's measured power as txPower: when the report
         // and the data carry no TX power, the beacon's calibrated power is the best hint.
-        let txPower = entry.reportTxPower ?? entry.keys.txPowerLevel ?? entry.keys.iBeacon?.measuredPower
-            ?? entry.keys.eddystoneTxPower
+        let reportTxPower = entry.reportTxPower == Self.rssiUnavailable ? nil : entry.reportTxPower
+        let txPower = reportTxPower ?? details.keys.txPowerLevel ?? details.keys.iBeacon?.measuredPower
+            ?? details.keys.eddystoneTxPower
 
         // Rates over less than a second would be wild guesses, so the span is at least 1 s.
-        let span = max((now - entry.firstHeard).secondsDouble, 1)
+        let span = max((now - details.firstHeard).secondsDouble, 1)
         return AdvertiserSnapshot(
-            address: BluetoothAddress(rawValue: entry.key),
-            addressType: AddressType(rawValue: UInt8(truncatingIfNeeded: entry.key >> 48)),
+            address: BluetoothAddress(rawValue: details.key),
+            addressType: AddressType(rawValue: UInt8(truncatingIfNeeded: details.key >> 48)),
             reports: entry.reports, reportsPerSecond: Double(entry.reports) / span,
-            firstHeard: entry.firstHeard, lastHeard: entry.lastHeard,
+            firstHeard: details.firstHeard, lastHeard: entry.lastHeard,
             rssi: rssi, identity: identity, txPower: txPower.map(Int.init), connectable: entry.connectable,
-            personId: entry.match?.personId, tagId: entry.match?.tagId
+            personId: details.match?.personId, tagId: details.match?.tagId
         )
     }
 }

@@ -144,7 +144,8 @@ extension LEAdvertisingReport {
         guard count >= 1, count * legacyFixedLength <= reader.remaining else {
             throw .countDoesNotFit(context, count: count)
         }
-        try validate(parameters, count: count, context: context, fixedLength: legacyFixedLength, lengthOffset: 8)
+        try validate(parameters, count: count, context: context, fixedLength: legacyFixedLength, lengthOffset: 8,
+                     checksLegacyEventType: true)
         for _ in 0 ..< count {
             let eventType = LegacyEventType(rawValue: try reader.u8())
             guard let properties = eventType.properties else {
@@ -203,19 +204,31 @@ extension LEAdvertisingReport {
     }
 
     /// Walks the data lengths once so that a bad event is rejected whole: the reports
-    /// must end exactly at the end of the parameters.
+    /// must end exactly at the end of the parameters. Legacy event types are checked in
+    /// the same walk, so that `body` is never called for the reports before a bad one;
+    /// the error is the one the decoding loop would throw (lengths first, then the first
+    /// reserved event type).
     private static func validate(
-        _ parameters: ArraySlice<UInt8>, count: Int, context: HCIDecodingError.Context, fixedLength: Int, lengthOffset: Int
+        _ parameters: ArraySlice<UInt8>, count: Int, context: HCIDecodingError.Context, fixedLength: Int, lengthOffset: Int,
+        checksLegacyEventType: Bool = false
     ) throws(HCIDecodingError) {
         var index = parameters.startIndex + 1
         let end = parameters.endIndex
+        var reservedEventType: UInt8?
         for report in 0 ..< count {
             guard end - index >= fixedLength else { throw .dataRunsPastEnd(context, report: report) }
             let length = Int(parameters[index + lengthOffset])
             guard end - index - fixedLength >= length else { throw .dataRunsPastEnd(context, report: report) }
+            if checksLegacyEventType, reservedEventType == nil,
+               LegacyEventType(rawValue: parameters[index]).properties == nil {
+                reservedEventType = parameters[index]
+            }
             index += fixedLength + length
         }
         guard index == end else { throw .trailingBytes(context, count: end - index) }
+        if let reservedEventType {
+            throw .invalidValue(context, field: .legacyEventType, value: Int(reservedEventType))
+        }
     }
 }
 

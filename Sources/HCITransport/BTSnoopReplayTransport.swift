@@ -33,7 +33,6 @@ public final class BTSnoopReplayTransport: HCITransport {
 
     private var fileDescriptor_: Int32 = -1
     private var parser = BTSnoopParser()
-    private var timestampGuard = BTSnoopTimestampGuard()
     private var chunk = [UInt8]()
     private var endOfFile = false
     private var replayFinished = false
@@ -73,7 +72,6 @@ public final class BTSnoopReplayTransport: HCITransport {
         guard fd >= 0 else { throw .replayFile(path: path, errno: errno) }
         fileDescriptor_ = fd
         parser = BTSnoopParser()
-        timestampGuard = BTSnoopTimestampGuard()
         chunk = [UInt8](repeating: 0, count: Self.chunkSize)
         endOfFile = false
         replayFinished = false
@@ -163,7 +161,6 @@ public final class BTSnoopReplayTransport: HCITransport {
         while true {
             let count = chunk.withUnsafeMutableBytes { read(fileDescriptor_, $0.baseAddress, $0.count) }
             if count > 0 {
-                timestampGuard.process(&chunk, count: count)
                 parser.append(chunk[0 ..< count])
                 return
             }

@@ -89,6 +89,28 @@ final class AdvertiserTableTests: XCTestCase {
         XCTAssertEqual(snapshot.reports, 3)
     }
 
+    /// Data up to 32 bytes is kept inline and longer (extended) data apart: whichever came
+    /// last is what the snapshot decodes, across every switch between the two.
+    func testShortAndLongDataAlternate() throws {
+        var table = AdvertiserTable()
+        let address = BluetoothAddress("D0:00:00:00:00:05")!
+        func name(_ text: String) -> [UInt8] { [UInt8(text.utf8.count + 1), 0x09] + Array(text.utf8) }
+        let long = name(String(repeating: "L", count: 60)) // 62 bytes: extended advertising only
+        let short = name("Short")
+        let exactlyInline = name(String(repeating: "x", count: 30)) // 32 bytes
+        for (step, data) in [long, short, long, exactlyInline, short, long].enumerated() {
+            table.record(address: address, addressType: .randomDevice, rssi: -50, connectable: false,
+                         data: data[...], match: nil, at: ms(Int64(step)))
+            let snapshot = try XCTUnwrap(table.advertiser(address: address, addressType: .randomDevice, now: ms(10)))
+            XCTAssertEqual(snapshot.identity.name.map { Array($0.utf8) }, Array(data.dropFirst(2)), "step \(step)")
+        }
+        // Longer than any advertisement can be: kept up to the extended maximum only.
+        let huge = [UInt8](repeating: 0, count: AdvertiserTable.maximumDataLength + 100)
+        table.record(address: address, addressType: .randomDevice, rssi: -50, connectable: false,
+                     data: huge[...], match: nil, at: ms(20))
+        XCTAssertEqual(table.advertiser(address: address, addressType: .randomDevice, now: ms(20))?.reports, 7)
+    }
+
     func testMedianIsOverRecentWindowMinMaxOverRun() throws {
         var table = AdvertiserTable(capacity: 10, rssiWindow: 4)
         let address = BluetoothAddress("D0:00:00:00:00:04")!
