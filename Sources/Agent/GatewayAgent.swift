@@ -214,9 +214,16 @@ public final class GatewayAgent {
                 log.log(.warning, "unreadable persisted presence ignored", ["person": personId])
             }
         }
-        let restored = presence.restore(records: records, now: loop.now, wallNow: systemClock.wallMilliseconds)
-        for record in restored where record.state != .outside {
-            log.log(.info, "presence restored", ["person": record.personId, "state": "\(record.state)"])
+        // `restore` returns the records it ignored (persons no longer configured, records
+        // that make no sense); the others are restored, with PRESENT become UNCONFIRMED.
+        let ignored = presence.restore(records: records, now: loop.now, wallNow: systemClock.wallMilliseconds)
+        let ignoredPersons = Set(ignored.map(\.personId))
+        for record in ignored where record.state != .outside {
+            log.log(.warning, "persisted presence ignored", ["person_id": record.personId, "state": "\(record.state)"])
+        }
+        for record in records where !ignoredPersons.contains(record.personId) {
+            guard let state = presence.state(of: record.personId), state != .outside else { continue }
+            log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
         }
         dirtyPersons.formUnion(stored.keys)
         savePresence(all: false)
