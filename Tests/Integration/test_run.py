@@ -171,7 +171,7 @@ def outbox(binary, config: pathlib.Path) -> list[dict]:
     state_dir = next((line.split('"')[1] for line in config.read_text().splitlines() if line.startswith("state_dir")), None)
     if state_dir is None or not (pathlib.Path(state_dir) / "gateway.sqlite").exists():
         return []
-    result = subprocess.run([str(binary), "outbox", "export", "--config", str(config)],
+    result = subprocess.run([str(binary), "outbox", "export", "--state-dir", state_dir],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, f"outbox export failed: {result.stderr}"
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
@@ -233,7 +233,28 @@ def assert_visits(rows: list[dict], persons: list[str]) -> None:
             assert event["sequence"] == row["sequence"]
             assert event["idempotencyKey"] == row["idempotencyKey"] == expected_key(event)
             assert event["deviceId"] == GATEWAY_ID and event["siteId"] == "S_TEST" and event["doorId"] == "run-test"
-            assert event["beacon"]["tag"] == f"tag-{person[2:]}"
+            assert_body_shape(event, person)
+
+
+UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+
+
+def assert_body_shape(event: dict, person: str) -> None:
+    """The §7 body's fields for a person of `write_config` (tag advertised by `world_tag`)."""
+    index = int(person[2:]) - 1
+    assert UUID4.fullmatch(event["id"]), event["id"]
+    assert event["beacon"] == {"tag": tag_id(index), "address": f"C0:22:33:44:55:{index + 1:02X}",
+                               "uuid": DEMO_UUID, "major": 200, "minor": index + 1}, event["beacon"]
+    # A checkout's series holds the samples since UNCONFIRMED began: none when the tag
+    # went silent.
+    assert event["rssiSeries"] or event["type"] == "checkout"
+    assert all(isinstance(rssi, int) and -127 <= rssi <= 20 for rssi in event["rssiSeries"])
+    assert event["txPower"] == -59  # the iBeacon's measured power
+    assert event["handshake"] is None  # no proof required
+    assert isinstance(event["app"]["version"], str) and event["app"]["version"]
+    for field in ("timestamp", "decidedAt", "visitStart"):
+        millis(event[field])
+    assert millis(event["timestamp"]) <= millis(event["decidedAt"])
 
 
 # MARK: - sd_notify
@@ -355,6 +376,27 @@ def test_kill_9_during_a_visit_and_restart_gives_no_second_checkin_and_the_check
     assert second.stop() == 0
 
 
+def test_kill_9_during_the_leave_debounce_and_restart_still_gives_the_checkout(gateway_bin, world_factory, agents,
+                                                                               tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    first = agents(gateway_bin, config)
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", first)
+    world.control(f"set-distance {tag_id(0)} off")
+    first.wait_log(r"presence person(?:_id)?=u_01 from=PRESENT to=UNCONFIRMED", timeout=10)
+    first.kill()  # the person has gone; the checkout is not decided yet
+    assert count(outbox(gateway_bin, config), "checkout") == 0
+
+    second = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 20, "the checkout", second)
+    assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")]
+    checkin, checkout = (row["event"] for row in rows)
+    assert checkout["visitStart"] == checkin["visitStart"]
+    assert checkout["idempotencyKey"] == expected_key(checkout)
+    assert_body_shape(checkout, "u_01")
+    assert second.stop() == 0
+
+
 def test_sighup_during_visits_keeps_them(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, distance=1.0)))
     config = write_config(tmp_path, world.transport, [0, 1])
@@ -399,6 +441,25 @@ def test_sighup_that_removes_a_person_during_their_visit_commits_their_checkout(
     rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", "u_01") == 1, 20, "u_01's checkout", agent)
     assert len(rows) == 4, events_of(rows)
     assert_visits(rows, ["u_01"])
+    assert agent.stop() == 0
+
+
+def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, path=[[0, None], [600, None]])))
+    config = write_config(tmp_path, world.transport, [0, 1])
+    agent = agents(gateway_bin, config)
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+
+    good = config.read_text()
+    config.write_text(good.replace("enter_rssi = -70", "enter_rssi = -80"))  # below exit_rssi: an error
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration not reloaded")
+    assert agent.lines(r"gateway\.toml:\d+: presence\.(enter|exit)_rssi: must be"), agent.log()[-2000:]
+    # Still running with the old configuration: the second person arrives and is checked in.
+    world.control(f"set-distance {tag_id(1)} 1")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin", "u_02") == 1, 20, "u_02's checkin", agent)
+    assert events_of(rows) == [("checkin", "u_01"), ("checkin", "u_02")]
+    config.write_text(good)
     assert agent.stop() == 0
 
 
