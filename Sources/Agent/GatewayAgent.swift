@@ -225,6 +225,7 @@ public final class GatewayAgent {
             guard let state = presence.state(of: record.personId), state != .outside else { continue }
             log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
         }
+        checkOutRemovedPersons(ignored)
         dirtyPersons.formUnion(stored.keys)
         savePresence(all: false)
         armPresenceTimer()

@@ -444,6 +444,34 @@ def test_sighup_that_removes_a_person_during_their_visit_commits_their_checkout(
     assert agent.stop() == 0
 
 
+def test_restart_with_a_person_removed_during_their_visit_commits_their_checkout(gateway_bin, world_factory, agents,
+                                                                                  tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0, 1])
+    first = agents(gateway_bin, config)
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 2, 20, "two checkins", first)
+    first.kill()
+
+    write_config(tmp_path, world.transport, [0])  # u_02 removed while the agent was down
+    second = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", "u_02") == 1, 20, "u_02's checkout", second)
+    checkin = next(row["event"] for row in rows if row["type"] == "checkin" and row["personId"] == "u_02")
+    checkout = next(row["event"] for row in rows if row["type"] == "checkout")
+    assert checkout["visitStart"] == checkin["visitStart"]
+    assert checkout["idempotencyKey"] == expected_key(checkout)
+    assert checkout["beacon"]["tag"] == tag_id(1) and checkout["deviceId"] == GATEWAY_ID
+    # u_01's visit goes on (no second checkin) and ends when they leave.
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", "u_01") == 1, 20, "u_01's checkout", second)
+    assert sorted(events_of(rows)) == [("checkin", "u_01"), ("checkin", "u_02"), ("checkout", "u_01"), ("checkout", "u_02")]
+    assert second.stop() == 0
+    # Its record is gone: a third start has nothing more to say about u_02.
+    third = agents(gateway_bin, config)
+    third.wait_log(r"controller up")
+    assert third.stop() == 0
+    assert len(outbox(gateway_bin, config)) == 4
+
+
 def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, path=[[0, None], [600, None]])))
     config = write_config(tmp_path, world.transport, [0, 1])
