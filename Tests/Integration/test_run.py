@@ -160,7 +160,19 @@ def agents():
 
 @pytest.fixture
 def event_server():
-    server = EventServer().start()
+    """The §7 event server, also keeping each event request's headers (`server.headers`)."""
+    server = EventServer()
+    server.headers = []
+    lock = threading.Lock()
+
+    class Recording(server.httpd.RequestHandlerClass):
+        def _event(self, body: bytes) -> None:
+            with lock:
+                server.headers.append({name.lower(): value for name, value in self.headers.items()})
+            super()._event(body)
+
+    server.httpd.RequestHandlerClass = Recording
+    server.start()
     yield server
     server.stop()
 
@@ -345,6 +357,14 @@ def test_five_people_walk_in_and_out_and_every_event_reaches_the_server_once(gat
     assert all(entry["status"] == 201 for entry in snapshot["log"]), snapshot["log"]
     for key, body in snapshot["events"].items():
         assert body == keys[key]["event"], f"the server got another body for {key}"
+    version = subprocess.run([str(gateway_bin), "--version"], capture_output=True, text=True).stdout.strip()
+    assert len(event_server.headers) == 10
+    for headers in event_server.headers:
+        assert headers["idempotency-key"] in keys
+        assert headers["x-device-id"] == GATEWAY_ID
+        assert headers["x-app-version"] == version == keys[headers["idempotency-key"]]["event"]["app"]["version"]
+        assert headers["authorization"] == f"Bearer {TOKEN}"
+        assert headers["content-type"].startswith("application/json")
     # Per person in order of sequence: each checkin reached the server before its checkout.
     order = snapshot["order"]
     for person in persons:
@@ -358,7 +378,10 @@ def test_five_people_walk_in_and_out_and_every_event_reaches_the_server_once(gat
 def test_kill_9_during_a_visit_and_restart_gives_no_second_checkin_and_the_checkout_still_arrives(
         gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
-    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    # The restarted agent counts the leave debounce from the last sample it had saved
+    # (the checkin's, here): 5 s leave room for a slow restart on a busy machine.
+    presence = dict(FAST_PRESENCE, leave_after_s=5, away_after_s=6)
+    config = write_config(tmp_path, world.transport, [0], presence=presence, log_level="debug")
     first = agents(gateway_bin, config)
     wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", first)
     first.kill()  # SIGKILL while the person stands at the door
@@ -497,19 +520,32 @@ def test_controller_stopped_during_a_visit_recovers_without_a_second_checkin(gat
     # A leave debounce longer than the outage: the person stands at the door throughout.
     presence = dict(FAST_PRESENCE, leave_after_s=10, away_after_s=12)
     config = write_config(tmp_path, world.transport, [0], presence=presence, log_level="debug")
-    agent = agents(gateway_bin, config)
-    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
-    agent.wait_log(r"controller up")
+    notify = NotifySocket()
+    try:
+        agent = agents(gateway_bin, config, env={"NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"})
+        wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+        agent.wait_log(r"controller up")
 
-    world.control("stop-controller 3")
-    agent.wait_log(r"controller down", timeout=10)
-    agent.wait_log(r"controller up", timeout=20, count=2)
-    # Lost while the controller was away (UNCONFIRMED after 1.5 s), heard again afterwards.
-    agent.wait_log(r"presence person(?:_id)?=u_01 from=UNCONFIRMED to=PRESENT", timeout=10)
-    world.control(f"set-distance {tag_id(0)} off")
-    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 25, "the checkout", agent)
-    assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")]
-    assert agent.stop() == 0
+        world.control("stop-controller 3")
+        agent.wait_log(r"controller down", timeout=10)
+        agent.wait_log(r"controller up", timeout=20, count=2)
+        # Lost while the controller was away (UNCONFIRMED after 1.5 s), heard again afterwards.
+        agent.wait_log(r"presence person(?:_id)?=u_01 from=UNCONFIRMED to=PRESENT", timeout=10)
+        world.control(f"set-distance {tag_id(0)} off")
+        rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 25, "the checkout", agent)
+        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")]
+        assert agent.stop() == 0
+    finally:
+        notify.close()
+    # The watchdog is fed only while the controller answers (SPEC §10): none from the
+    # first "controller unavailable" status until scanning is reported again.
+    lines = notify.assignments()
+    down = next((i for i, line in enumerate(lines) if line.startswith("STATUS=controller unavailable")), None)
+    assert down is not None, f"no STATUS= for the outage: {lines}"
+    up = next((i for i, line in enumerate(lines) if i > down and line.startswith("STATUS=scanning")), None)
+    assert up is not None, f"no STATUS= after the recovery: {lines}"
+    assert "WATCHDOG=1" not in lines[down:up], lines[down:up]
+    assert "WATCHDOG=1" in lines[:down] and "WATCHDOG=1" in lines[up:]
 
 
 def test_sd_notify_ready_status_reloading_stopping(gateway_bin, world_factory, agents, tmp_path):
