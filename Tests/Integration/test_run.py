@@ -420,6 +420,31 @@ def test_kill_9_during_the_leave_debounce_and_restart_still_gives_the_checkout(g
     assert second.stop() == 0
 
 
+def test_events_left_undelivered_by_a_killed_agent_are_delivered_after_the_restart(gateway_bin, world_factory, agents,
+                                                                                   event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    event_server.control(fail_status=503)  # until further notice
+    config = write_config(tmp_path, world.transport, [0], server=event_server)
+    first = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", first)
+    key = rows[0]["idempotencyKey"]
+    wait_until(lambda: event_server.snapshot()["requests"].get(key, 0) >= 1, 20, "a first (refused) attempt")
+    first.kill()
+    assert outbox(gateway_bin, config)[0]["state"] == "pending"
+
+    event_server.control(reset=True)
+    world.control(f"set-distance {tag_id(0)} off")
+    second = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 20, "the checkout", second)
+    wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 20,
+               "the checkin and the checkout at the server")
+    snapshot = event_server.snapshot()
+    assert [snapshot["events"][key]["type"] for key in snapshot["order"]] == ["checkin", "checkout"]
+    assert snapshot["headerProblems"] == []
+    wait_rows(gateway_bin, config, lambda rows: all(row["state"] == "sent" for row in rows), 10, "both sent", second)
+    assert second.stop() == 0
+
+
 def test_sighup_during_visits_keeps_them(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, distance=1.0)))
     config = write_config(tmp_path, world.transport, [0, 1])
