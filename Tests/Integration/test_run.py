@@ -26,6 +26,7 @@ import time
 
 import pytest
 
+from bgworld import btsnoop
 from bgworld.scenarios import DEMO_UUID
 from conftest import wait_until
 from eventserver import EventServer
@@ -96,9 +97,9 @@ def write_config(directory: pathlib.Path, transport: str, persons: list[int], *,
 class Agent:
     """`beacon-gateway run --config CFG` in the background, its stderr in a file."""
 
-    def __init__(self, binary, config: pathlib.Path, env: dict | None = None) -> None:
+    def __init__(self, binary, config: pathlib.Path, env: dict | None = None, extra: list[str] | None = None) -> None:
         self.binary = str(binary)
-        self.args = [self.binary, "run", "--config", str(config)]
+        self.args = [self.binary, "run", "--config", str(config), *(extra or [])]
         self._stderr = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=self._stderr, env=dict(os.environ, **(env or {})))
@@ -148,8 +149,8 @@ class Agent:
 def agents():
     started: list[Agent] = []
 
-    def start(binary, config: pathlib.Path, env: dict | None = None) -> Agent:
-        agent = Agent(binary, config, env)
+    def start(binary, config: pathlib.Path, env: dict | None = None, extra: list[str] | None = None) -> Agent:
+        agent = Agent(binary, config, env, extra)
         started.append(agent)
         return agent
 
@@ -443,6 +444,33 @@ def test_events_left_undelivered_by_a_killed_agent_are_delivered_after_the_resta
     assert snapshot["headerProblems"] == []
     wait_rows(gateway_bin, config, lambda rows: all(row["state"] == "sent" for row in rows), 10, "both sent", second)
     assert second.stop() == 0
+
+
+def test_capture_of_a_run_replays_through_run_to_the_same_checkin(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    capture = tmp_path / "door.btsnoop"
+    live = tmp_path / "live"
+    live.mkdir()
+    config = write_config(live, world.transport, [0])
+    agent = agents(gateway_bin, config, extra=["--capture", str(capture)])
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+    world.control("mute")
+    assert agent.stop() == 0
+    session, = world.status()["sessions"]
+    with capture.open("rb") as file:
+        records = list(btsnoop.read(file))
+    assert sum(1 for r in records if not r.from_controller) == session["hostToController"]
+    assert sum(1 for r in records if r.from_controller) == session["controllerToHost"]
+
+    # The capture as the controller: the agent replays it, decides the same checkin and
+    # ends by itself.
+    replay_dir = tmp_path / "replay"
+    replay_dir.mkdir()
+    replay_config = write_config(replay_dir, f"btsnoop:{capture}", [0])
+    replay = agents(gateway_bin, replay_config)
+    assert replay.process.wait(timeout=30) == 0, replay.log()[-3000:]
+    assert replay.lines(r"replay finished")
+    assert events_of(outbox(gateway_bin, replay_config)) == [("checkin", "u_01")]
 
 
 def test_sighup_during_visits_keeps_them(gateway_bin, world_factory, agents, tmp_path):
