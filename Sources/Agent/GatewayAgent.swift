@@ -388,9 +388,12 @@ public final class GatewayAgent {
     // MARK: Reload (SIGHUP)
 
     func reload() {
-        notify(.reloading(at: loop.now))
+        // RELOADING=1 … READY=1 only once started: READY=1 means "scanning" (SPEC §10), and
+        // before that the first READY=1 still comes from the controller coming up.
+        let announce = announcedReady
+        if announce { notify(.reloading(at: loop.now)) }
         log.log(.notice, "reloading configuration", ["path": options.configurationPath])
-        defer { notify(.ready) }
+        defer { if announce { notify(.ready) } }
         let fresh: GatewayConfiguration
         do {
             fresh = try GatewayConfiguration.load(path: options.configurationPath)

@@ -640,6 +640,31 @@ def test_sd_notify_ready_status_reloading_stopping(gateway_bin, world_factory, a
         notify.close()
 
 
+def test_sighup_before_the_controller_is_up_does_not_announce_ready(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    world.control("stop-controller 4")  # the agent starts while nothing answers
+
+    def scanning(lines):
+        if "READY=1" not in lines:
+            return None
+        return any(session.get("scanning") for session in world.status()["sessions"])
+
+    notify = NotifySocket(on_message=scanning)
+    try:
+        config = write_config(tmp_path, world.transport, [0])
+        agent = agents(gateway_bin, config, env={"NOTIFY_SOCKET": notify.path})
+        agent.wait_log(r"controller down")
+        agent.signal(signal.SIGHUP)
+        agent.wait_log(r"configuration reloaded")
+        assert "READY=1" not in notify.assignments(), "READY=1 before scanning"
+        notify.wait_for("READY=1", timeout=20)
+        assert all(context is True for lines, context in notify.messages if "READY=1" in lines), \
+            "READY=1 came before the controller was scanning"
+        assert agent.stop() == 0
+    finally:
+        notify.close()
+
+
 def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path):
     config = write_config(tmp_path, "tcp:127.0.0.1:9", [0], presence=dict(FAST_PRESENCE, exit_rssi=-60))
     line = next(number for number, text in enumerate(config.read_text().splitlines(), 1) if text.startswith("exit_rssi"))
