@@ -214,16 +214,21 @@ public final class GatewayAgent {
                 log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
             }
         }
-        // The wall time of "now" through the engine's own mapping, so a restored visit start
-        // maps back to the very milliseconds it was stored with (the checkout's key).
+        // `restore` returns the records it ignored (persons no longer configured, records
+        // that make no sense); the others are restored, with PRESENT become UNCONFIRMED.
+        // The wall time of "now" goes through the engine's own mapping, so a restored visit
+        // start maps back to the very milliseconds it was stored with (the checkout's key).
         let now = loop.now
         let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now))
-        for record in ignored {
-            log.log(.warning, "persisted presence of an unknown person ignored", ["person_id": record.personId])
+        let ignoredPersons = Set(ignored.map(\.personId))
+        for record in ignored where record.state != .outside {
+            log.log(.warning, "persisted presence ignored", ["person_id": record.personId, "state": "\(record.state)"])
         }
-        for record in records where record.state != .outside && !ignored.contains(record) {
-            log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(record.state)"])
+        for record in records where !ignoredPersons.contains(record.personId) {
+            guard let state = presence.state(of: record.personId), state != .outside else { continue }
+            log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
         }
+        checkOutRemovedPersons(ignored)
         dirtyPersons.formUnion(stored.keys)
         savePresence(all: false)
         armPresenceTimer()
@@ -386,9 +391,12 @@ public final class GatewayAgent {
     // MARK: Reload (SIGHUP)
 
     func reload() {
-        notify(.reloading(at: loop.now))
+        // RELOADING=1 … READY=1 only once started: READY=1 means "scanning" (SPEC §10), and
+        // before that the first READY=1 still comes from the controller coming up.
+        let announce = announcedReady
+        if announce { notify(.reloading(at: loop.now)) }
         log.log(.notice, "reloading configuration", ["path": options.configurationPath])
-        defer { notify(.ready) }
+        defer { if announce { notify(.ready) } }
         let fresh: GatewayConfiguration
         do {
             fresh = try GatewayConfiguration.load(path: options.configurationPath)
