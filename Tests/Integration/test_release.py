@@ -358,3 +358,44 @@ echo "verify=$?"
     assert result.returncode == 0, result.stdout + result.stderr
     assert _facts(result.stdout)["verify"] == "0"
     assert "beacon-gateway.service" not in result.stderr, result.stderr
+
+
+def test_install_sh_installs_the_deb_leaves_bluetoothd_and_prints_next_steps(deb, tmp_path):
+    # Recommends off inside the scratch system: everything the package needs is already
+    # there, so apt resolves it without any download.
+    script = f"""
+mkdir -p "$M/tmp/pkg/scripts"
+cp "{REPO_ROOT / 'scripts/install.sh'}" "$M/tmp/pkg/scripts/install.sh"
+printf 'APT::Install-Recommends "false";\\n' >"$M/tmp/pkg/apt.conf"
+APT_CONFIG=/tmp/pkg/apt.conf in_root sh /tmp/pkg/scripts/install.sh --keep-bluetoothd /tmp/pkg/beacon-gateway.deb </dev/null
+echo "installed=$(in_root dpkg-query -W -f='${{Status}}' beacon-gateway)"
+echo "enabled=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    facts = _facts(result.stdout)
+    assert facts["installed"] == "install ok installed", result.stdout + result.stderr
+    assert facts["enabled"] == "no"
+    for step in ("/etc/beacon-gateway/gateway.toml", "beacon-gateway check-config",
+                 "systemctl enable --now beacon-gateway", "journalctl -u beacon-gateway -f", "LEDs"):
+        assert step in result.stdout, f"install.sh does not tell the installer: {step}"
+
+
+def test_install_sh_refuses_a_package_of_another_architecture(tmp_path):
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    machine = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
+    other = "arm64" if machine != "arm64" else "amd64"
+    tree = tmp_path / "tree"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN/control").write_text(
+        f"Package: beacon-gateway\nVersion: 0.0.1\nArchitecture: {other}\nMaintainer: test <t@localhost>\nDescription: test\n")
+    package = tmp_path / f"beacon-gateway_0.0.1_{other}.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(tree), str(package)], check=True, capture_output=True)
+    if os.geteuid() != 0:
+        pytest.skip("install.sh checks for root before the architecture")
+    # Refused before anything is installed, so running it on this machine is safe.
+    result = subprocess.run(["sh", str(REPO_ROOT / "scripts/install.sh"), str(package)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"is for {other}" in result.stderr
