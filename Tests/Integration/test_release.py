@@ -82,12 +82,29 @@ def release_bin() -> pathlib.Path:
     return RELEASE_BIN
 
 
+_MOUNT_PROBE = r"""
+set -e
+dir=$1
+mount -t tmpfs tmpfs "$dir"
+mkdir "$dir/upper" "$dir/work" "$dir/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$dir/upper,workdir=$dir/work" "$dir/root"
+mount -t proc proc "$dir/root/proc"
+"""
+_mount_verdict: list[str | None] = []
+
+
 def _require_root_mounts() -> None:
+    """Skip (with the reason) unless this process may mount tmpfs, overlayfs and /proc in
+    a private mount namespace: the empty chroot and the scratch system need all three."""
     if os.geteuid() != 0:
         pytest.skip("needs root: mounting /proc (and overlayfs) inside a private mount namespace")
-    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        pytest.skip(f"private mount namespaces are not permitted here: {probe.stderr.strip()}")
+    if not _mount_verdict:
+        with tempfile.TemporaryDirectory() as probe_dir:
+            probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", _MOUNT_PROBE,
+                                    "sh", probe_dir], capture_output=True, text=True, timeout=60)
+        _mount_verdict.append(None if probe.returncode == 0 else (probe.stderr.strip() or f"exit {probe.returncode}"))
+    if _mount_verdict[0] is not None:
+        pytest.skip(f"private mounts (tmpfs, overlayfs, proc) are not permitted here: {_mount_verdict[0]}")
 
 
 # --- the binary itself ----------------------------------------------------------------
