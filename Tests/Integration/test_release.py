@@ -1,0 +1,418 @@
+"""The Pi-ready release: the static binary in an otherwise empty chroot, and the .deb.
+
+Slow (a static release build costs minutes), so these run only when a release binary
+exists (out/beacon-gateway-<version>-<arch>, from scripts/build-release; or
+BEACON_GATEWAY_RELEASE_BIN) or when BEACON_GATEWAY_RELEASE_TESTS=1, which also builds it.
+The chroot and the package installation need root (mount namespaces, /proc, overlayfs):
+without it those tests skip and say why; the package's contents are checked regardless.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import platform
+import re
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+from bgworld.scenarios import DEMO_UUID
+from conftest import REPO_ROOT, wait_until
+from gateway import GatewayRun, final_lines, ibeacon_of
+
+
+def _version() -> str:
+    source = (REPO_ROOT / "Sources/BeaconGatewayCLI/BeaconGateway.swift").read_text()
+    match = re.search(r'static let version = "([^"]+)"', source)
+    assert match, "no version in BeaconGateway.swift"
+    return match.group(1)
+
+
+VERSION = _version()
+RELEASE_BIN = pathlib.Path(
+    os.environ.get("BEACON_GATEWAY_RELEASE_BIN") or REPO_ROOT / "out" / f"beacon-gateway-{VERSION}-{platform.machine()}"
+)
+REQUESTED = os.environ.get("BEACON_GATEWAY_RELEASE_TESTS") == "1"
+SIZE_BUDGET = 25 * 1024 * 1024
+IDENTITY_1M = f"{DEMO_UUID}:100:1"
+CA_BUNDLE = pathlib.Path("/etc/ssl/certs/ca-certificates.crt")
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not (REQUESTED or RELEASE_BIN.is_file()),
+        reason=f"no release binary at {RELEASE_BIN} (run scripts/build-release, or set BEACON_GATEWAY_RELEASE_TESTS=1)",
+    ),
+]
+
+# A configuration the chroot can satisfy: no secret files, state under /var/lib, and one
+# person whose tag is the world's 1 m tag.
+CHROOT_CONFIG = f"""\
+[gateway]
+id = "door-release-test"
+site = "S_TEST"
+door = "chroot"
+state_dir = "/var/lib/beacon-gateway"
+
+[bluetooth]
+transport = "hci0"
+scan = "passive"
+tag_interval_ms = 100
+
+[[person]]
+id = "u_release"
+name = "Release"
+  [[person.tag]]
+  id = "tag-release"
+  ibeacon = "{IDENTITY_1M}"
+"""
+
+
+@pytest.fixture(scope="module")
+def release_bin() -> pathlib.Path:
+    if not RELEASE_BIN.is_file():
+        # Only reachable with BEACON_GATEWAY_RELEASE_TESTS=1: build it (minutes).
+        result = subprocess.run([str(REPO_ROOT / "scripts/build-release")], cwd=REPO_ROOT,
+                                capture_output=True, text=True, timeout=3600)
+        assert result.returncode == 0, f"scripts/build-release failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert RELEASE_BIN.is_file()
+    return RELEASE_BIN
+
+
+_MOUNT_PROBE = r"""
+set -e
+dir=$1
+mount -t tmpfs tmpfs "$dir"
+mkdir "$dir/upper" "$dir/work" "$dir/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$dir/upper,workdir=$dir/work" "$dir/root"
+mount -t proc proc "$dir/root/proc"
+"""
+_mount_verdict: list[str | None] = []
+
+
+def _require_root_mounts() -> None:
+    """Skip (with the reason) unless this process may mount tmpfs, overlayfs and /proc in
+    a private mount namespace: the empty chroot and the scratch system need all three."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: mounting /proc (and overlayfs) inside a private mount namespace")
+    if not _mount_verdict:
+        with tempfile.TemporaryDirectory() as probe_dir:
+            probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", _MOUNT_PROBE,
+                                    "sh", probe_dir], capture_output=True, text=True, timeout=60)
+        _mount_verdict.append(None if probe.returncode == 0 else (probe.stderr.strip() or f"exit {probe.returncode}"))
+    if _mount_verdict[0] is not None:
+        pytest.skip(f"private mounts (tmpfs, overlayfs, proc) are not permitted here: {_mount_verdict[0]}")
+
+
+# --- the binary itself ----------------------------------------------------------------
+
+
+def test_release_binary_is_static_stripped_and_within_budget(release_bin):
+    ldd = subprocess.run(["ldd", str(release_bin)], capture_output=True, text=True)
+    assert "not a dynamic executable" in (ldd.stdout + ldd.stderr), ldd.stdout + ldd.stderr
+    described = subprocess.run(["file", "-b", str(release_bin)], capture_output=True, text=True, check=True).stdout
+    assert "statically linked" in described and "stripped" in described and "not stripped" not in described, described
+    size = release_bin.stat().st_size
+    assert size <= SIZE_BUDGET, (
+        f"{size} bytes ({size / 1048576:.1f} MB) > 25 MB: scripts/build-release names the code that pulls in "
+        "Foundation/ICU (any Foundation API outside FoundationEssentials)"
+    )
+
+
+# --- the empty chroot -----------------------------------------------------------------
+
+
+@pytest.fixture
+def empty_root(release_bin, tmp_path) -> pathlib.Path:
+    """Only the binary, its config, a CA bundle, an empty state directory and a mount
+    point for /proc."""
+    _require_root_mounts()
+    root = tmp_path / "root"
+    (root / "proc").mkdir(parents=True)
+    shutil.copy2(release_bin, root / "beacon-gateway")
+    config_dir = root / "etc/beacon-gateway"
+    config_dir.mkdir(parents=True)
+    (config_dir / "gateway.toml").write_text(CHROOT_CONFIG)
+    (root / "var/lib/beacon-gateway").mkdir(parents=True)
+    if CA_BUNDLE.is_file():
+        (root / "etc/ssl/certs").mkdir(parents=True)
+        shutil.copy2(CA_BUNDLE, root / "etc/ssl/certs/ca-certificates.crt")
+    # The root holds nothing else: no libraries, no loader, no shell.
+    assert not (root / "lib").exists() and not (root / "usr").exists() and not (root / "bin").exists()
+    return root
+
+
+def _in_chroot(root: pathlib.Path, *args: str) -> list[str]:
+    """argv that mounts /proc in a private mount namespace and execs the binary in the
+    chroot; unshare, sh and chroot all exec, so the child's pid is the binary's, and the
+    mount vanishes with it."""
+    script = 'root=$1; shift; mount -t proc proc "$root/proc" && exec chroot "$root" /beacon-gateway "$@"'
+    return ["--mount", "--propagation", "private", "sh", "-c", script, "sh", str(root), *args]
+
+
+def _run_in_chroot(root: pathlib.Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(["unshare", *_in_chroot(root, *args)], capture_output=True, text=True, timeout=timeout)
+
+
+def test_check_config_in_an_empty_chroot(empty_root):
+    result = _run_in_chroot(empty_root, "check-config", "--config", "/etc/beacon-gateway/gateway.toml")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "door-release-test" in result.stdout
+
+
+def test_scan_live_then_replayed_from_its_capture_in_an_empty_chroot(empty_root, three_tags):
+    # Live against the virtual world over loopback (the chroot shares the network), with a
+    # capture written inside the chroot ...
+    live = GatewayRun("unshare", _in_chroot(empty_root, "scan", "--config", "/etc/beacon-gateway/gateway.toml",
+                                            "--transport", three_tags.transport, "--seconds", "3", "--json",
+                                            "--capture", "/scan.btsnoop"))
+    try:
+        assert live.wait_exit(60) == 0, live.diagnostics()
+    finally:
+        live.kill()
+    live_finals = {ibeacon_of(line): line for line in final_lines(live.lines)}
+    assert IDENTITY_1M in live_finals, live.diagnostics()
+    capture = empty_root / "scan.btsnoop"
+    assert capture.stat().st_size > 16
+
+    # ... then the capture replayed: the same advertisers, and the configured person matched.
+    replay = GatewayRun("unshare", _in_chroot(empty_root, "scan", "--config", "/etc/beacon-gateway/gateway.toml",
+                                              "--transport", "btsnoop:/scan.btsnoop", "--json"))
+    try:
+        assert replay.wait_exit(60) == 0, replay.diagnostics()
+    finally:
+        replay.kill()
+    assert not replay.bad_lines, replay.bad_lines[:3]
+    finals = {ibeacon_of(line): line for line in final_lines(replay.lines)}
+    assert IDENTITY_1M in finals, replay.diagnostics()
+    assert finals[IDENTITY_1M]["person"] == "u_release"
+    assert finals[IDENTITY_1M]["tag"] == "tag-release"
+    assert set(filter(None, finals)) == set(filter(None, live_finals))
+
+
+def _has_subcommand(binary: pathlib.Path, name: str) -> bool:
+    result = subprocess.run([str(binary), "--help"], capture_output=True, text=True, timeout=30)
+    return re.search(rf"^\s+{re.escape(name)}\s", result.stdout, re.MULTILINE) is not None
+
+
+def test_run_in_an_empty_chroot_scans_and_stops_cleanly(empty_root, release_bin, three_tags):
+    if not _has_subcommand(release_bin, "run"):
+        pytest.skip("this build has no `run` subcommand yet")
+    config = empty_root / "etc/beacon-gateway/gateway.toml"
+    config.write_text(CHROOT_CONFIG.replace('transport = "hci0"', f'transport = "{three_tags.transport}"'))
+    run = GatewayRun("unshare", _in_chroot(empty_root, "run", "--config", "/etc/beacon-gateway/gateway.toml"))
+    try:
+        wait_until(lambda: any(s["open"] and s["scanning"] for s in three_tags.status()["sessions"]),
+                   timeout=30, what="the agent in the chroot to start scanning the virtual controller")
+        assert run.process.poll() is None, run.diagnostics()
+        run.process.terminate()
+        assert run.wait_exit(10) == 0, run.diagnostics()
+    finally:
+        run.kill()
+
+
+# --- the Debian package -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def deb(release_bin) -> pathlib.Path:
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    result = subprocess.run([str(REPO_ROOT / "scripts/package-deb"), "--binary", str(release_bin)],
+                            cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr
+    match = re.search(r"^package: (\S+\.deb)", result.stdout, re.MULTILINE)
+    assert match, result.stdout
+    return REPO_ROOT / match.group(1)
+
+
+def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
+    listing = subprocess.run(["dpkg-deb", "-c", str(deb)], capture_output=True, text=True, check=True).stdout
+    entries = {}
+    for line in listing.splitlines():
+        fields = line.split()
+        entries[fields[-1].removeprefix(".")] = (fields[0], fields[1], int(fields[2]))
+    assert entries["/usr/bin/beacon-gateway"][0] == "-rwxr-xr-x"
+    assert entries["/usr/bin/beacon-gateway"][2] == release_bin.stat().st_size
+    for path in ("/lib/systemd/system/beacon-gateway.service", "/etc/beacon-gateway/gateway.toml",
+                 "/lib/udev/rules.d/60-beacon-gateway-gpio.rules", "/usr/share/doc/beacon-gateway/copyright",
+                 "/usr/share/doc/beacon-gateway/README.md", "/usr/share/doc/beacon-gateway/gateway.example.toml"):
+        assert path in entries, f"{path} missing from the package:\n{listing}"
+    assert all(owner == "root/root" for _, owner, _ in entries.values())
+    # No secrets ship: the token and keys are the installer's.
+    assert not any(name.endswith(("token", ".key")) for name in entries)
+
+    def field(name: str) -> str:
+        return subprocess.run(["dpkg-deb", "-f", str(deb), name], capture_output=True, text=True, check=True).stdout.strip()
+
+    assert field("Package") == "beacon-gateway"
+    assert field("Version") == VERSION
+    assert field("Architecture") == subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+    # A static binary needs no shared libraries; postinst needs adduser.
+    assert field("Depends") == "adduser"
+
+    with tempfile.TemporaryDirectory() as control:
+        subprocess.run(["dpkg-deb", "-e", str(deb), control], check=True)
+        assert pathlib.Path(control, "conffiles").read_text().split() == ["/etc/beacon-gateway/gateway.toml"]
+        for script in ("postinst", "prerm", "postrm"):
+            path = pathlib.Path(control, script)
+            assert os.access(path, os.X_OK), f"{script} is not executable"
+            subprocess.run(["sh", "-n", str(path)], check=True)
+    with tempfile.TemporaryDirectory() as data:
+        subprocess.run(["dpkg-deb", "-x", str(deb), data], check=True)
+        copyright_text = pathlib.Path(data, "usr/share/doc/beacon-gateway/copyright").read_text()
+        for licence in ("LGPL-2.1", "Apache-2.0", "Runtime Library Exception", "curl", "Zlib", "public domain", "MIT"):
+            assert licence in copyright_text, f"copyright lacks {licence}"
+
+
+# Installing for real, without touching this machine: a private mount namespace with an
+# overlay over / (writes go to a tmpfs), chrooted into, so dpkg, adduser and systemctl act
+# on a throwaway copy of the system. The maintainer scripts run as they would on a Pi.
+SCRATCH_SETUP = r"""
+set -eu
+work=$1; deb=$2
+mount -t tmpfs tmpfs "$work"
+mkdir -p "$work/upper" "$work/work" "$work/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$work/upper,workdir=$work/work" "$work/root"
+M=$work/root
+mount -t proc proc "$M/proc"
+mkdir -p "$M/tmp/pkg"
+cp "$deb" "$M/tmp/pkg/beacon-gateway.deb"
+in_root() { chroot "$M" "$@"; }
+"""
+
+
+def _in_scratch_system(deb: pathlib.Path, tmp_path: pathlib.Path, script: str) -> subprocess.CompletedProcess:
+    _require_root_mounts()
+    work = tmp_path / "scratch"
+    work.mkdir()
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", SCRATCH_SETUP + script,
+                           "sh", str(work), str(deb)], capture_output=True, text=True, timeout=300)
+
+
+def _facts(output: str) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in output.splitlines() if re.match(r"^[a-z_]+=", line))
+
+
+def test_deb_installs_creates_the_user_and_enables_only_an_edited_config(deb, tmp_path):
+    edited = CHROOT_CONFIG.replace("door-release-test", "door-installed")
+    script = f"""
+echo "== first install"
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb
+echo "user=$(in_root getent passwd beacon-gateway | cut -d: -f1,6,7)"
+echo "groups=$(in_root id -nG beacon-gateway)"
+echo "config_dir=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway)"
+echo "config=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/gateway.toml)"
+echo "state_dir=$(in_root stat -c '%a %U:%G' /var/lib/beacon-gateway)"
+echo "binary=$(in_root stat -c '%a %U:%G' /usr/bin/beacon-gateway)"
+echo "enabled_first=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+echo "== edit the configuration and reinstall (the upgrade path)"
+cat >"$M/etc/beacon-gateway/gateway.toml" <<'TOML'
+{edited}TOML
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb
+echo "enabled_edited=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+echo "config_kept=$(grep -c door-installed "$M/etc/beacon-gateway/gateway.toml")"
+echo "== purge"
+in_root dpkg --purge beacon-gateway
+echo "binary_after_purge=$(in_root test -e /usr/bin/beacon-gateway && echo present || echo gone)"
+echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    facts = _facts(result.stdout)
+    assert facts["user"] == "beacon-gateway:/var/lib/beacon-gateway:/usr/sbin/nologin", result.stdout
+    assert "gpio" in facts["groups"].split(), facts
+    assert facts["config_dir"] == "750 root:beacon-gateway"
+    assert facts["config"] == "640 root:beacon-gateway"
+    assert facts["state_dir"] == "750 beacon-gateway:beacon-gateway"
+    assert facts["binary"] == "755 root:root"
+    # The example configuration: installed, not enabled, and the installer is told what next.
+    assert facts["enabled_first"] == "no"
+    assert "NOT enabled" in result.stdout and "check-config" in result.stdout
+    # An edited configuration that passes check-config: enabled (never started in a chroot).
+    assert facts["enabled_edited"] == "yes", result.stdout + result.stderr
+    assert facts["config_kept"] == "1", "the edited conffile must survive the reinstall"
+    assert facts["binary_after_purge"] == "gone"
+    assert facts["enabled_after_purge"] == "no"
+
+
+def test_deb_does_not_enable_an_edited_but_invalid_config(deb, tmp_path):
+    script = """
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb >/dev/null
+printf '[gateway]\nid = "door-x"\nnot_a_key = 1\n' >"$M/etc/beacon-gateway/gateway.toml"
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb
+echo "enabled=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _facts(result.stdout)["enabled"] == "no"
+    assert "does not pass check-config" in result.stdout
+
+
+def _unit_source() -> pathlib.Path:
+    return REPO_ROOT / "systemd" / "beacon-gateway.service"
+
+
+def test_packaged_unit_verifies_on_the_installed_system(deb, tmp_path):
+    if not _unit_source().is_file():
+        pytest.skip("systemd/beacon-gateway.service does not exist yet: the package carries a placeholder unit")
+    if shutil.which("systemd-analyze") is None:
+        pytest.skip("systemd-analyze is not installed")
+    with tempfile.TemporaryDirectory() as data:
+        subprocess.run(["dpkg-deb", "-x", str(deb), data], check=True)
+        packaged = pathlib.Path(data, "lib/systemd/system/beacon-gateway.service").read_bytes()
+        assert packaged == _unit_source().read_bytes()
+    # Verified where it is installed: ExecStart=, User= and the targets all resolve there.
+    script = """
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb >/dev/null
+systemd-analyze verify --root="$M" /lib/systemd/system/beacon-gateway.service
+echo "verify=$?"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _facts(result.stdout)["verify"] == "0"
+    assert "beacon-gateway.service" not in result.stderr, result.stderr
+
+
+def test_install_sh_installs_the_deb_leaves_bluetoothd_and_prints_next_steps(deb, tmp_path):
+    # Recommends off inside the scratch system: everything the package needs is already
+    # there, so apt resolves it without any download.
+    script = f"""
+mkdir -p "$M/tmp/pkg/scripts"
+cp "{REPO_ROOT / 'scripts/install.sh'}" "$M/tmp/pkg/scripts/install.sh"
+printf 'APT::Install-Recommends "false";\\n' >"$M/tmp/pkg/apt.conf"
+APT_CONFIG=/tmp/pkg/apt.conf in_root sh /tmp/pkg/scripts/install.sh --keep-bluetoothd /tmp/pkg/beacon-gateway.deb </dev/null
+echo "installed=$(in_root dpkg-query -W -f='${{Status}}' beacon-gateway)"
+echo "enabled=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    facts = _facts(result.stdout)
+    assert facts["installed"] == "install ok installed", result.stdout + result.stderr
+    assert facts["enabled"] == "no"
+    for step in ("/etc/beacon-gateway/gateway.toml", "beacon-gateway check-config",
+                 "systemctl enable --now beacon-gateway", "journalctl -u beacon-gateway -f", "LEDs"):
+        assert step in result.stdout, f"install.sh does not tell the installer: {step}"
+
+
+def test_install_sh_refuses_a_package_of_another_architecture(tmp_path):
+    if shutil.which("dpkg-deb") is None:
+        pytest.skip("dpkg-deb is not installed")
+    machine = subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True, check=True).stdout.strip()
+    other = "arm64" if machine != "arm64" else "amd64"
+    tree = tmp_path / "tree"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN/control").write_text(
+        f"Package: beacon-gateway\nVersion: 0.0.1\nArchitecture: {other}\nMaintainer: test <t@localhost>\nDescription: test\n")
+    package = tmp_path / f"beacon-gateway_0.0.1_{other}.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "--build", str(tree), str(package)], check=True, capture_output=True)
+    if os.geteuid() != 0:
+        pytest.skip("install.sh checks for root before the architecture")
+    # Refused before anything is installed, so running it on this machine is safe.
+    result = subprocess.run(["sh", str(REPO_ROOT / "scripts/install.sh"), str(package)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"is for {other}" in result.stderr
