@@ -28,7 +28,7 @@ import pytest
 
 from bgworld import btsnoop
 from bgworld.scenarios import DEMO_UUID
-from conftest import wait_until
+from conftest import REPO_ROOT, wait_until
 from eventserver import EventServer
 
 GATEWAY_ID = "door-run-test"
@@ -663,6 +663,24 @@ def test_sighup_before_the_controller_is_up_does_not_announce_ready(gateway_bin,
         assert agent.stop() == 0
     finally:
         notify.close()
+
+
+def test_the_demo_configuration_checks_the_demo_people_in_and_out(gateway_bin, world_factory, agents, tmp_path):
+    """config/demo.toml against the world's demo scenario, as scripts/demo runs them (here
+    at 4× the walking pace instead of 2×): Aiko arrives, is checked in, leaves, is checked
+    out."""
+    world = world_factory("demo", extra=["--time-scale", "4"])
+    demo = (REPO_ROOT / "config" / "demo.toml").read_text()
+    demo = re.sub(r'(?m)^transport = .*$', f'transport = "{world.transport}"', demo)
+    demo = re.sub(r'(?m)^state_dir = .*$', f'state_dir = "{tmp_path / "state"}"', demo)
+    config = tmp_path / "demo.toml"
+    config.write_text(demo)
+    agent = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", "u_aiko") >= 1, 30, "Aiko's checkout", agent)
+    aiko = [row["type"] for row in rows if row["personId"] == "u_aiko"]
+    assert aiko[:2] == ["checkin", "checkout"], events_of(rows)
+    assert agent.lines(r" checkin .*\bperson(?:_id)?=u_aiko") and agent.lines(r" checkout .*\bperson(?:_id)?=u_aiko")
+    assert agent.stop() == 0
 
 
 def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path):
