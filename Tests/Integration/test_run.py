@@ -548,6 +548,27 @@ def test_restart_with_a_person_removed_during_their_visit_commits_their_checkout
     assert len(outbox(gateway_bin, config)) == 4
 
 
+def test_sighup_that_adds_a_server_delivers_what_was_stored_alone(gateway_bin, world_factory, agents, event_server,
+                                                                   tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0])
+    agent = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+    assert rows[0]["state"] == "pending"
+
+    event_server.control(require_token=TOKEN)
+    write_config(tmp_path, world.transport, [0], server=event_server)
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration reloaded")
+    wait_until(lambda: rows[0]["idempotencyKey"] in event_server.snapshot()["events"], 20, "the checkin at the server")
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 20, "the checkout", agent)
+    wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 20,
+               "the checkout at the server")
+    assert event_server.snapshot()["headerProblems"] == []
+    assert agent.stop() == 0
+
+
 def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, path=[[0, None], [600, None]])))
     config = write_config(tmp_path, world.transport, [0, 1])
