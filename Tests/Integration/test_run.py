@@ -28,7 +28,7 @@ import pytest
 
 from bgworld import btsnoop
 from bgworld.scenarios import DEMO_UUID
-from conftest import wait_until
+from conftest import REPO_ROOT, wait_until
 from eventserver import EventServer
 
 GATEWAY_ID = "door-run-test"
@@ -548,6 +548,27 @@ def test_restart_with_a_person_removed_during_their_visit_commits_their_checkout
     assert len(outbox(gateway_bin, config)) == 4
 
 
+def test_sighup_that_adds_a_server_delivers_what_was_stored_alone(gateway_bin, world_factory, agents, event_server,
+                                                                   tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0])
+    agent = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+    assert rows[0]["state"] == "pending"
+
+    event_server.control(require_token=TOKEN)
+    write_config(tmp_path, world.transport, [0], server=event_server)
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration reloaded")
+    wait_until(lambda: rows[0]["idempotencyKey"] in event_server.snapshot()["events"], 20, "the checkin at the server")
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 20, "the checkout", agent)
+    wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 20,
+               "the checkout at the server")
+    assert event_server.snapshot()["headerProblems"] == []
+    assert agent.stop() == 0
+
+
 def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, path=[[0, None], [600, None]])))
     config = write_config(tmp_path, world.transport, [0, 1])
@@ -663,6 +684,24 @@ def test_sighup_before_the_controller_is_up_does_not_announce_ready(gateway_bin,
         assert agent.stop() == 0
     finally:
         notify.close()
+
+
+def test_the_demo_configuration_checks_the_demo_people_in_and_out(gateway_bin, world_factory, agents, tmp_path):
+    """config/demo.toml against the world's demo scenario, as scripts/demo runs them (here
+    at 4× the walking pace instead of 2×): Aiko arrives, is checked in, leaves, is checked
+    out."""
+    world = world_factory("demo", extra=["--time-scale", "4"])
+    demo = (REPO_ROOT / "config" / "demo.toml").read_text()
+    demo = re.sub(r'(?m)^transport = .*$', f'transport = "{world.transport}"', demo)
+    demo = re.sub(r'(?m)^state_dir = .*$', f'state_dir = "{tmp_path / "state"}"', demo)
+    config = tmp_path / "demo.toml"
+    config.write_text(demo)
+    agent = agents(gateway_bin, config)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", "u_aiko") >= 1, 30, "Aiko's checkout", agent)
+    aiko = [row["type"] for row in rows if row["personId"] == "u_aiko"]
+    assert aiko[:2] == ["checkin", "checkout"], events_of(rows)
+    assert agent.lines(r" checkin .*\bperson(?:_id)?=u_aiko") and agent.lines(r" checkout .*\bperson(?:_id)?=u_aiko")
+    assert agent.stop() == 0
 
 
 def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path):
