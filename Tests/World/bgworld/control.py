@@ -10,6 +10,7 @@ for `status`. Commands:
                               METERS may be "off" (out of range)
   clear-distance TAG          return the tag to its script
   mute | unmute               stop / resume all tag advertising
+  phone-start | phone-report | phone-stop   the virtual phone (bgworld/phone.py)
   help
 """
 
@@ -19,7 +20,7 @@ import asyncio
 import json
 import math
 
-from . import hcibytes
+from . import hcibytes, phone
 from .server import HciServer
 from .world import World
 
@@ -99,6 +100,8 @@ class ControlServer:
             if name == "unmute":
                 self.world.muted = False
                 return "OK unmuted"
+            if name.startswith("phone-"):
+                return phone.handle_control(self.world, name, args)
             if name == "help":
                 return "OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, clear-distance TAG, mute, unmute"
             return f"ERR unknown command {name!r} (try help)"

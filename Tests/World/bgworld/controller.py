@@ -29,6 +29,7 @@ from bumble import hci, ll
 from bumble.controller import Controller
 
 from . import hcibytes
+from .beacon import BeaconAdvertisingMixin
 
 if TYPE_CHECKING:
     from .world import World
@@ -48,7 +49,7 @@ def _is_extended_family(name: str) -> bool:
                                          "_NUMBER_OF_SUPPORTED_ADVERTISING_SETS"))
 
 
-class WorldController(Controller):
+class WorldController(BeaconAdvertisingMixin, Controller):
     def __init__(
         self,
         name: str,
