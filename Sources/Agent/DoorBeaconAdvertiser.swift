@@ -14,7 +14,9 @@ import Journal
 /// A failed step is logged with its HCI status and the sequence stops; the next
 /// recovery tries again (retrying at once would most likely fail the same way).
 public final class DoorBeaconAdvertiser {
-    public let link: ControllerLink
+    /// Unowned: once attached, the link's callbacks own the advertiser (no cycle), so
+    /// the agent needs no property for it.
+    public unowned let link: ControllerLink
     public let beacon: DoorBeacon
     public private(set) var sequence: DoorBeaconSequence
     private let log: LogSink
@@ -49,12 +51,12 @@ public final class DoorBeaconAdvertiser {
     /// `onCommandFinished` callbacks (which still run after it).
     public func attach() {
         let previousState = link.onStateChange
-        link.onStateChange = { [unowned self] state in
+        link.onStateChange = { [self] state in
             self.hostStateChanged(state)
             previousState(state)
         }
         let previousFinished = link.onCommandFinished
-        link.onCommandFinished = { [unowned self] result, now in
+        link.onCommandFinished = { [self] result, now in
             self.commandFinished(result)
             previousFinished(result, now)
         }
