@@ -78,6 +78,8 @@ public final class DoorBeaconAdvertiser {
         guard let action else { return }
         switch action {
         case .submit(let packet, let opcode, let token):
+            // A controller that ignores an advertising command is no reason to reset it
+            // and interrupt scanning: the door works without its beacon; it is logged.
             link.submit(packet: packet, opcode: opcode, token: token, recoverOnTimeout: false)
         case .advertising(let family):
             log.log(.info, "advertising as the door beacon", [
