@@ -148,6 +148,7 @@ public final class GatewayAgent {
         }
         schedulePeriodicWork()
         scheduleStatus()
+        DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         link.start()
         do {
             try loop.run()

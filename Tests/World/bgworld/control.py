@@ -16,6 +16,7 @@ for `status`. Commands:
   connections                 JSON: links, per controller accept list, pending create
                               connection and command counts
   proof-stats                 JSON: per connectable tag, its variant and what it was asked
+  phone-start | phone-report | phone-stop   the virtual phone (bgworld/phone.py)
   help
 """
 
@@ -25,7 +26,7 @@ import asyncio
 import json
 import math
 
-from . import hcibytes
+from . import hcibytes, phone
 from .server import HciServer
 from .world import World
 
@@ -133,6 +134,8 @@ class ControlServer:
                 return json.dumps(self.connections(), separators=(",", ":"))
             if name == "proof-stats":
                 return json.dumps(self.world.proof_stats(), separators=(",", ":"))
+            if name.startswith("phone-"):
+                return phone.handle_control(self.world, name, args)
             if name == "help":
                 return ("OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, "
                         "clear-distance TAG, mute, unmute, tag-advertise TAG on|off|script, link-loss TAG, "

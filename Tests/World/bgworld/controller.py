@@ -32,6 +32,7 @@ from bumble import hci, ll
 from bumble.controller import Controller
 
 from . import hcibytes
+from .beacon import BeaconAdvertisingMixin
 from .initiator import InitiatorMixin
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _is_extended_family(name: str) -> bool:
                                          "_NUMBER_OF_SUPPORTED_ADVERTISING_SETS"))
 
 
-class WorldController(InitiatorMixin, Controller):
+class WorldController(BeaconAdvertisingMixin, InitiatorMixin, Controller):
     def __init__(
         self,
         name: str,

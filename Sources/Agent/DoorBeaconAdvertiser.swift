@@ -1,0 +1,109 @@
+import Config
+import EventLoop
+import GatewayCore
+import HCI
+import Host
+import Journal
+
+/// The gateway as the door's own beacon: whenever the host reaches `.scanning` (at
+/// bring-up and after every recovery, which resets the controller and so its
+/// advertising), submits the advertising commands of the family the host chose, one
+/// after the other through the host's command flow, so they coexist with scanning
+/// and with the proofs' connection commands.
+///
+/// A failed step is logged with its HCI status and the sequence stops; the next
+/// recovery tries again (retrying at once would most likely fail the same way).
+public final class DoorBeaconAdvertiser {
+    /// Unowned: once attached, the link's callbacks own the advertiser (no cycle), so
+    /// the agent needs no property for it.
+    public unowned let link: ControllerLink
+    public let beacon: DoorBeacon
+    public private(set) var sequence: DoorBeaconSequence
+    private let log: LogSink
+    private var nextToken: UInt64 = 0
+
+    /// Tokens of the commands this class submits (other ranges: 0xDA7A… data path).
+    public static let commandTokenBase: UInt64 = 0xAD00_0000_0000_0000
+
+    public init(link: ControllerLink, beacon: DoorBeacon, log: LogSink) {
+        self.link = link
+        self.beacon = beacon
+        self.log = log
+        sequence = DoorBeaconSequence(beacon: beacon)
+    }
+
+    /// Builds the beacon from `[advertise]` and attaches it to the link; `nil` (and
+    /// nothing attached) without `[advertise]`. The link's callbacks keep it alive.
+    @discardableResult
+    public static func attach(to link: ControllerLink, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
+        guard let advertise, let beacon = DoorBeacon(advertise) else { return nil }
+        if beacon.intervalWasClamped {
+            log.log(.warning, "advertising interval clamped to the limit of the PDU type", [
+                "configured_ms": "\(advertise.intervalMilliseconds)", "used_ms": "\(beacon.intervalMilliseconds)",
+            ])
+        }
+        let advertiser = DoorBeaconAdvertiser(link: link, beacon: beacon, log: log)
+        advertiser.attach()
+        return advertiser
+    }
+
+    /// Puts itself in front of the link's current `onStateChange` and
+    /// `onCommandFinished` callbacks (which still run after it).
+    public func attach() {
+        let previousState = link.onStateChange
+        link.onStateChange = { [self] state in
+            self.hostStateChanged(state)
+            previousState(state)
+        }
+        let previousFinished = link.onCommandFinished
+        link.onCommandFinished = { [self] result, now in
+            self.commandFinished(result)
+            previousFinished(result, now)
+        }
+        if let info = link.host.controllerInfo, link.host.isControllerAnswering {
+            hostStateChanged(.scanning(info))
+        }
+    }
+
+    public func hostStateChanged(_ state: HostState) {
+        perform(sequence.hostStateChanged(state))
+    }
+
+    public func commandFinished(_ result: HostCommandResult) {
+        guard result.token & 0xFFFF_0000_0000_0000 == Self.commandTokenBase else { return }
+        perform(sequence.commandFinished(token: result.token, outcome: result.outcome))
+    }
+
+    private func perform(_ action: DoorBeaconSequence.Action?) {
+        guard let action else { return }
+        switch action {
+        case .submit(let packet, let opcode, let token):
+            // A controller that ignores an advertising command is no reason to reset it
+            // and interrupt scanning: the door works without its beacon; it is logged.
+            link.submit(packet: packet, opcode: opcode, token: token, recoverOnTimeout: false)
+        case .advertising(let family):
+            log.log(.info, "advertising as the door beacon", [
+                "family": "\(family)", "interval_ms": "\(beacon.intervalMilliseconds)",
+                "pdu": beacon.pduType == .scannable ? "ADV_SCAN_IND" : "ADV_NONCONN_IND",
+            ])
+        case .failed(let opcode, let reason):
+            log.log(.error, "door beacon not advertising; retried after the next controller recovery", [
+                "opcode": "0x" + String(opcode.rawValue, radix: 16), "reason": reason,
+            ])
+        }
+    }
+}
+
+extension DoorBeacon {
+    /// From `[advertise]`; `nil` if it names neither an iBeacon nor a service UUID.
+    public init?(_ advertise: GatewayConfiguration.Advertise) {
+        let power = Int8(clamping: advertise.measuredPower)
+        let iBeacon = advertise.iBeacon.flatMap { configured in
+            UUID128(bigEndianBytes: configured.uuid).map {
+                IBeacon(uuid: $0, major: configured.major, minor: configured.minor, measuredPower: power)
+            }
+        }
+        let serviceUUID = advertise.serviceUUID.flatMap { UUID128(bigEndianBytes: $0) }
+        self.init(intervalMilliseconds: advertise.intervalMilliseconds, iBeacon: iBeacon, serviceUUID: serviceUUID)
+    }
+}

@@ -1,0 +1,126 @@
+import GatewayCore
+import HCI
+import Host
+
+/// Sans-IO: the advertising commands for one bring-up of the controller, one at a time.
+///
+/// Each `.scanning` state starts a fresh run (a recovery has reset the controller, and
+/// with it the advertising); answers to an older run's tokens are ignored.
+public struct DoorBeaconSequence: Sendable {
+    public enum Action: Sendable {
+        case submit(HCIPacket, Opcode, token: UInt64)
+        /// The last command succeeded: the beacon is on air.
+        case advertising(CommandFamily)
+        /// A step failed; nothing more until the next `.scanning`.
+        case failed(Opcode, reason: String)
+    }
+
+    private enum State: Sendable {
+        case idle
+        case running(family: CommandFamily, steps: [(HCIPacket, Opcode)], next: Int, token: UInt64)
+        case advertising
+        case failed
+    }
+
+    public let beacon: DoorBeacon
+    private var state: State = .idle
+    private var tokenCounter: UInt64 = 0
+    private let tokenBase: UInt64
+
+    public init(beacon: DoorBeacon, tokenBase: UInt64 = DoorBeaconAdvertiser.commandTokenBase) {
+        self.beacon = beacon
+        self.tokenBase = tokenBase
+    }
+
+    public var isAdvertising: Bool {
+        if case .advertising = state { return true }
+        return false
+    }
+
+    public mutating func hostStateChanged(_ state: HostState) -> Action? {
+        guard case .scanning(let info) = state else {
+            // Not scanning: the controller is being reset; whatever ran is gone.
+            self.state = .idle
+            return nil
+        }
+        let steps = Self.commands(for: beacon, family: info.commandFamily)
+        return submit(family: info.commandFamily, steps: steps, index: 0)
+    }
+
+    public mutating func commandFinished(token: UInt64, outcome: HostCommandResult.Outcome) -> Action? {
+        guard case .running(let family, let steps, let index, let expected) = state, token == expected,
+              steps.indices.contains(index) else { return nil }
+        let opcode = steps[index].1
+        switch outcome {
+        case .completed(let status, _) where status == .success:
+            if index + 1 == steps.count {
+                state = .advertising
+                return .advertising(family)
+            }
+            return submit(family: family, steps: steps, index: index + 1)
+        case .completed(let status, _), .status(let status):
+            state = .failed
+            return .failed(opcode, reason: "status \(status)")
+        case .timedOut:
+            state = .failed
+            return .failed(opcode, reason: "timed out")
+        case .flushed:
+            // A recovery is under way; the next `.scanning` starts again.
+            state = .idle
+            return nil
+        case .notSent(let why):
+            state = .failed
+            return .failed(opcode, reason: "not sent: \(why)")
+        }
+    }
+
+    private mutating func submit(family: CommandFamily, steps: [(HCIPacket, Opcode)], index: Int) -> Action? {
+        guard steps.indices.contains(index) else { return nil }
+        tokenCounter &+= 1
+        let token = tokenBase | (tokenCounter & 0x0000_FFFF_FFFF_FFFF)
+        state = .running(family: family, steps: steps, next: index, token: token)
+        return .submit(steps[index].0, steps[index].1, token: token)
+    }
+
+    /// The commands, in order, that put `beacon` on air with `family`'s commands.
+    /// Legacy: parameters → data → scan response → enable. Extended: set 0 with legacy
+    /// PDU properties (so phones without extended scanning see it too) → data → scan
+    /// response → enable set 0. The scan response is only set for a scannable beacon.
+    public static func commands(for beacon: DoorBeacon, family: CommandFamily) -> [(HCIPacket, Opcode)] {
+        let scannable = beacon.pduType == .scannable
+        switch family {
+        case .legacy:
+            var steps: [(HCIPacket, Opcode)] = [
+                (LESetAdvertisingParametersCommand(
+                    intervalMin: beacon.intervalUnits, intervalMax: beacon.intervalUnits,
+                    type: scannable ? .scannableUndirected : .nonConnectableUndirected
+                ).packet, LESetAdvertisingParametersCommand.opcode),
+                (LESetAdvertisingDataCommand(data: beacon.advertisingData).packet, LESetAdvertisingDataCommand.opcode),
+            ]
+            if scannable {
+                steps.append((LESetScanResponseDataCommand(data: beacon.scanResponseData).packet, LESetScanResponseDataCommand.opcode))
+            }
+            steps.append((LESetAdvertisingEnableCommand(enable: true).packet, LESetAdvertisingEnableCommand.opcode))
+            return steps
+        case .extended:
+            let properties: LEAdvertisingEventProperties = scannable ? [.legacy, .scannable] : [.legacy]
+            let handle: UInt8 = 0
+            var steps: [(HCIPacket, Opcode)] = [
+                (LESetExtendedAdvertisingParametersCommand(
+                    handle: handle, properties: properties,
+                    intervalMin: UInt32(beacon.intervalUnits), intervalMax: UInt32(beacon.intervalUnits)
+                ).packet, LESetExtendedAdvertisingParametersCommand.opcode),
+                (LESetExtendedAdvertisingDataCommand(handle: handle, data: beacon.advertisingData).packet,
+                 LESetExtendedAdvertisingDataCommand.opcode),
+            ]
+            if scannable {
+                steps.append((LESetExtendedScanResponseDataCommand(handle: handle, data: beacon.scanResponseData).packet,
+                              LESetExtendedScanResponseDataCommand.opcode))
+            }
+            steps.append((LESetExtendedAdvertisingEnableCommand(
+                enable: true, sets: [.init(handle: handle)]
+            ).packet, LESetExtendedAdvertisingEnableCommand.opcode))
+            return steps
+        }
+    }
+}

@@ -1,0 +1,106 @@
+@testable import Agent
+import Config
+import GatewayCore
+import HCI
+import Host
+import XCTest
+
+final class DoorBeaconSequenceTests: XCTestCase {
+    private func beacon() -> DoorBeacon {
+        let uuid = UUID128(high: 0xE2C5_6DB5_DFFB_48D2, low: 0xB060_D0F5_A710_96E0)
+        return DoorBeacon(intervalMilliseconds: 200, iBeacon: IBeacon(uuid: uuid, major: 10, minor: 3, measuredPower: -59),
+                          serviceUUID: UUID128(high: 1, low: 2))!
+    }
+
+    private func scanning(_ family: CommandFamily) -> HostState { .scanning(ControllerInfo(commandFamily: family)) }
+
+    private func submitted(_ action: DoorBeaconSequence.Action?, file: StaticString = #filePath, line: UInt = #line) -> (HCIPacket, Opcode, UInt64)? {
+        guard case .submit(let packet, let opcode, let token)? = action else {
+            XCTFail("expected a submit, got \(String(describing: action))", file: file, line: line)
+            return nil
+        }
+        return (packet, opcode, token)
+    }
+
+    private let ok = HostCommandResult.Outcome.completed(status: .success, returnParameters: [0])
+
+    func testLegacySequenceRunsOneCommandAtATimeAndEndsAdvertising() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        var opcodes: [Opcode] = []
+        var action = sequence.hostStateChanged(scanning(.legacy))
+        while case .submit(let packet, let opcode, let token)? = action {
+            opcodes.append(opcode)
+            if opcode == .leSetAdvertisingParameters {
+                let command = try LESetAdvertisingParametersCommand(packet: packet)
+                XCTAssertEqual(command.type, .scannableUndirected)
+                XCTAssertEqual(command.intervalMin, 320)
+            }
+            if opcode == .leSetScanResponseData {
+                XCTAssertEqual(try LESetScanResponseDataCommand(packet: packet).data, beacon().scanResponseData)
+            }
+            XCTAssertNil(sequence.commandFinished(token: token &+ 1, outcome: ok), "a foreign token is ignored")
+            action = sequence.commandFinished(token: token, outcome: ok)
+        }
+        XCTAssertEqual(opcodes, [.leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable])
+        guard case .advertising(.legacy)? = action else { return XCTFail("\(String(describing: action))") }
+        XCTAssertTrue(sequence.isAdvertising)
+    }
+
+    func testExtendedSequenceUsesLegacyPDUPropertiesOnSetZero() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        var opcodes: [Opcode] = []
+        var action = sequence.hostStateChanged(scanning(.extended))
+        while case .submit(let packet, let opcode, let token)? = action {
+            opcodes.append(opcode)
+            XCTAssertTrue(opcode.isExtendedFamily, "never mixed")
+            if opcode == .leSetExtendedAdvertisingParameters {
+                let command = try LESetExtendedAdvertisingParametersCommand(packet: packet)
+                XCTAssertEqual(command.properties, [.legacy, .scannable])
+                XCTAssertEqual(command.handle, 0)
+            }
+            action = sequence.commandFinished(token: token, outcome: ok)
+        }
+        XCTAssertEqual(opcodes, [.leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+                                 .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable])
+        guard case .advertising(.extended)? = action else { return XCTFail("\(String(describing: action))") }
+    }
+
+    func testFailureStopsAndTheNextRecoveryStartsAgain() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        let first = try XCTUnwrap(submitted(sequence.hostStateChanged(scanning(.legacy))))
+        let failed = sequence.commandFinished(token: first.2, outcome: .completed(status: HCIStatus(rawValue: 0x12), returnParameters: [0x12]))
+        guard case .failed(.leSetAdvertisingParameters, _)? = failed else { return XCTFail("\(String(describing: failed))") }
+        XCTAssertNil(sequence.commandFinished(token: first.2, outcome: ok), "nothing more after a failure")
+
+        XCTAssertNil(sequence.hostStateChanged(.recovering(reason: .controllerStalled, attempt: 1)))
+        let again = try XCTUnwrap(submitted(sequence.hostStateChanged(scanning(.legacy))))
+        XCTAssertEqual(again.1, .leSetAdvertisingParameters)
+        XCTAssertNotEqual(again.2, first.2)
+        XCTAssertNil(sequence.commandFinished(token: first.2, outcome: ok), "an old run's answer is ignored")
+        XCTAssertEqual(again.2 & 0xFFFF_0000_0000_0000, DoorBeaconAdvertiser.commandTokenBase)
+    }
+
+    func testFlushedCommandWaitsForTheNextScanningState() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        let first = try XCTUnwrap(submitted(sequence.hostStateChanged(scanning(.legacy))))
+        XCTAssertNil(sequence.commandFinished(token: first.2, outcome: .flushed))
+        XCTAssertFalse(sequence.isAdvertising)
+        XCTAssertNotNil(submitted(sequence.hostStateChanged(scanning(.legacy))))
+    }
+}
+
+final class DoorBeaconConfigurationTests: XCTestCase {
+    func testAdvertiseSectionBecomesTheBeacon() throws {
+        let uuid: [UInt8] = Array(0xE0 ... 0xEF)
+        let service: [UInt8] = Array(0x10 ... 0x1F)
+        let advertise = GatewayConfiguration.Advertise(
+            intervalMilliseconds: 250, iBeacon: .init(uuid: uuid, major: 7, minor: 9), serviceUUID: service, measuredPower: -65
+        )
+        let beacon = try XCTUnwrap(DoorBeacon(advertise))
+        XCTAssertEqual(beacon.intervalMilliseconds, 250)
+        XCTAssertEqual(Array(beacon.advertisingData[9 ..< 25]), uuid)
+        XCTAssertEqual(Array(beacon.advertisingData.suffix(5)), [0, 7, 0, 9, UInt8(bitPattern: -65)])
+        XCTAssertEqual(Array(beacon.scanResponseData.dropFirst(2)), service.reversed())
+        XCTAssertNil(DoorBeacon(GatewayConfiguration.Advertise(iBeacon: nil, serviceUUID: nil)))
+    }
+}
