@@ -30,13 +30,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-scale", type=float, default=1.0, help="scenario scripts run X times faster")
     parser.add_argument("--noise", type=int, default=None, help="override the number of random noise devices")
     parser.add_argument("--extended", action="store_true", help="offer the LE extended advertising/scanning commands")
+    parser.add_argument("--supervision-timeout", type=float, default=None, metavar="S",
+                        help="link-loss timeout in seconds for every connection (default: each connection's own)")
     parser.add_argument("--log-level", default="WARNING")
     return parser.parse_args(argv)
 
 
 async def serve(args: argparse.Namespace) -> None:
     scenario = scenarios.expand(scenarios.load(args.scenario, args.scenario_file), args.seed, args.noise)
-    world = World(scenario, seed=args.seed, time_scale=args.time_scale)
+    world = World(scenario, seed=args.seed, time_scale=args.time_scale,
+                  supervision_timeout_s=args.supervision_timeout)
     hci_server = HciServer(world, args.host, args.port, extended=args.extended)
     control = ControlServer(world, hci_server, args.host, args.control_port)
     await hci_server.start()

@@ -10,6 +10,12 @@ for `status`. Commands:
                               METERS may be "off" (out of range)
   clear-distance TAG          return the tag to its script
   mute | unmute               stop / resume all tag advertising
+  tag-advertise TAG on|off|script   switch a tag's advertising (script: its advertise_after)
+  link-loss TAG               the tag's link goes silent; 0x08 after the supervision timeout
+  tag-disconnect TAG [REASON] the tag ends its link (default 0x13, remote user terminated)
+  connections                 JSON: links, per controller accept list, pending create
+                              connection and command counts
+  proof-stats                 JSON: per connectable tag, its variant and what it was asked
   help
 """
 
@@ -99,8 +105,38 @@ class ControlServer:
             if name == "unmute":
                 self.world.muted = False
                 return "OK unmuted"
+            if name == "tag-advertise":
+                tag = self._tag(args)
+                mode = args[1].lower() if len(args) > 1 else ""
+                if mode not in ("on", "off", "script"):
+                    return "ERR usage: tag-advertise TAG on|off|script"
+                tag.advertising_override = None if mode == "script" else mode == "on"
+                return f"OK {tag.id} advertising {mode}"
+            if name == "link-loss":
+                tag = self._tag(args)
+                link = self.world.links.for_tag(tag)
+                if link is None:
+                    return f"ERR {tag.id} is not connected"
+                self.world.links.cut(link)
+                return f"OK {tag.id} link silent, lost after {self.world.links.timeout_s(link):g} s"
+            if name == "tag-disconnect":
+                tag = self._tag(args)
+                reason = int(args[1], 0) if len(args) > 1 else 0x13
+                if not 0 <= reason <= 255:
+                    return "ERR REASON must be within 0…255"
+                link = self.world.links.for_tag(tag)
+                if link is None:
+                    return f"ERR {tag.id} is not connected"
+                self.world.links.disconnect_by_tag(link, reason)
+                return f"OK {tag.id} disconnected with reason 0x{reason:02x}"
+            if name == "connections":
+                return json.dumps(self.connections(), separators=(",", ":"))
+            if name == "proof-stats":
+                return json.dumps(self.world.proof_stats(), separators=(",", ":"))
             if name == "help":
-                return "OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, clear-distance TAG, mute, unmute"
+                return ("OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, "
+                        "clear-distance TAG, mute, unmute, tag-advertise TAG on|off|script, link-loss TAG, "
+                        "tag-disconnect TAG [REASON], connections, proof-stats")
             return f"ERR unknown command {name!r} (try help)"
         except ValueError as error:
             return f"ERR {error}"
@@ -112,6 +148,16 @@ class ControlServer:
         if tag is None:
             raise ValueError(f"no tag {args[0]!r} (tags: {', '.join(sorted(self.world.tags))})")
         return tag
+
+    def connections(self) -> dict:
+        controllers = [session.controller.connections_status() for session in self.hci.sessions if session.open]
+        return {
+            "links": self.world.links.status(),
+            "linkLosses": self.world.links.losses,
+            "controllers": controllers,
+            "createConnectionCommands": sum(c.controller.create_connection_commands for c in self.hci.sessions),
+            "pending": any(c["pending"] is not None for c in controllers),
+        }
 
     def status(self) -> dict:
         result = self.world.status()

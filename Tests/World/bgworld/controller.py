@@ -17,6 +17,9 @@ What differs from `bumble.controller.Controller` (see shared/notes/virtual-contr
   * Event masks are applied to advertising reports (LE Meta must be enabled, like on
     real controllers, whose reset default has it off), and HCI Reset clears scan state
     and masks.
+  * Connections (initiator.py): a Filter Accept List that is kept, LE Create Connection
+    from it or to one peer, cancel with its LE Connection Complete 0x02, Disconnect, link
+    loss, Read RSSI from the path-loss model, ACL cut to the LE buffer size (27 × 8).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from bumble import hci, ll
 from bumble.controller import Controller
 
 from . import hcibytes
+from .initiator import InitiatorMixin
 
 if TYPE_CHECKING:
     from .world import World
@@ -48,7 +52,7 @@ def _is_extended_family(name: str) -> bool:
                                          "_NUMBER_OF_SUPPORTED_ADVERTISING_SETS"))
 
 
-class WorldController(Controller):
+class WorldController(InitiatorMixin, Controller):
     def __init__(
         self,
         name: str,
@@ -63,6 +67,7 @@ class WorldController(Controller):
         self.extended = extended
         if not extended:
             self.le_features = self.le_features & ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
+        self._init_connections()
         # An instance copy: the class attribute is shared by every Bumble controller.
         self.supported_commands = self._handled_commands(extended)
         self._reset_state()
@@ -152,16 +157,9 @@ class WorldController(Controller):
             advertising_set.stop()
         self.advertising_sets.clear()
         self.pending_le_connection = None
+        self.forget_connections()
         self._reset_state()
         return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.SUCCESS)
-
-    def on_hci_read_rssi_command(self, command: hci.HCI_Read_RSSI_Command):
-        # No RSSI model for connections: an unknown handle is the only honest answer.
-        if self.find_connection_by_handle(command.handle) is None:
-            return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR)
-        return hci.HCI_Read_RSSI_ReturnParameters(
-            status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=-50
-        )
 
     def on_hci_le_set_scan_enable_command(self, command):
         result = super().on_hci_le_set_scan_enable_command(command)
@@ -203,28 +201,34 @@ class WorldController(Controller):
 
     def _on_legacy_pdu(self, pdu: ll.AdvInd | ll.AdvNonConnInd) -> None:
         address = pdu.advertiser_address
-        if self._reports_wanted():
-            tag = self.world.tag_for(address)
-            rssi = self.world.rssi_for(tag, self.rng)
-            connectable = isinstance(pdu, ll.AdvInd)
-            if rssi is not None and self.filter_duplicates:
+        connectable = isinstance(pdu, ll.AdvInd)
+        initiating = connectable and self.initiation is not None
+        reporting = self._reports_wanted()
+        if not (reporting or initiating):
+            return
+        tag = self.world.tag_for(address)
+        rssi = self.world.rssi_for(tag, self.rng)
+        if rssi is None:
+            return  # not received at all: neither reported nor connected to
+        if reporting:
+            report = True
+            if self.filter_duplicates:
                 # Duplicate filtering (7.8.11): one report per advertiser and data.
                 key = (bytes(address.address_bytes), int(address.address_type), connectable, bytes(pdu.data))
                 if key in self.reported:
-                    rssi = None
+                    report = False
                 else:
                     if len(self.reported) >= DUPLICATE_FILTER_SIZE:
                         self.reported.clear()  # a full table forgets, as controllers' do
                     self.reported.add(key)
-            if rssi is not None:
+            if report:
                 active = self.ext_scan_active if self.scan_family == "extended" else self.le_scan_type == 1
                 scan_response = None
                 if active and connectable:
                     scan_response = tag.scan_response_data if tag is not None else b""
                 self._report(address, connectable, pdu.data, rssi, scan_response, tag)
-        pending = self.pending_le_connection
-        if isinstance(pdu, ll.AdvInd) and pending is not None and pending.peer_address == address:
-            self.create_le_connection(address)
+        if initiating:
+            self.consider_connecting(address, tag)
 
     def _report(self, address: hci.Address, connectable: bool, data: bytes, rssi: int, scan_response: bytes | None, tag) -> None:
         address_le = bytes(address.address_bytes)

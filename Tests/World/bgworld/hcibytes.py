@@ -139,3 +139,61 @@ def extended_report(
 def extended_reports_event(reports: list[bytes]) -> bytes:
     body = bytes((LE_EXTENDED_ADVERTISING_REPORT, len(reports))) + b"".join(reports)
     return event(EVT_LE_META, body)
+
+
+# -- connections (added with the initiator model, see initiator.py) --------------------
+
+EVT_DISCONNECTION_COMPLETE = 0x05
+LE_CONNECTION_COMPLETE = 0x01
+LE_READ_REMOTE_FEATURES_COMPLETE = 0x04
+LE_ENHANCED_CONNECTION_COMPLETE = 0x0A
+
+STATUS_MEMORY_CAPACITY_EXCEEDED = 0x07
+STATUS_COMMAND_DISALLOWED = 0x0C
+
+EVENT_MASK_DISCONNECTION_COMPLETE_BIT = 4
+LE_EVENT_MASK_CONNECTION_COMPLETE_BIT = 0
+LE_EVENT_MASK_READ_REMOTE_FEATURES_COMPLETE_BIT = 3
+LE_EVENT_MASK_ENHANCED_CONNECTION_COMPLETE_BIT = 9
+
+ROLE_CENTRAL = 0x00
+
+# ACL packet-boundary flags (Core Vol 4, Part E, 5.4.2).
+ACL_PB_CONTINUING = 0b01
+ACL_PB_FIRST_FLUSHABLE = 0b10
+
+
+def le_connection_complete(status: int, handle: int, role: int, peer_address_type: int, peer_address_le: bytes,
+                           interval: int, latency: int, supervision_timeout: int, clock_accuracy: int = 0) -> bytes:
+    """LE Connection Complete (7.7.65.1)."""
+    body = struct.pack("<BBHBB", LE_CONNECTION_COMPLETE, status, handle, role, peer_address_type) + peer_address_le
+    body += struct.pack("<HHHB", interval, latency, supervision_timeout, clock_accuracy)
+    return event(EVT_LE_META, body)
+
+
+def le_enhanced_connection_complete(status: int, handle: int, role: int, peer_address_type: int, peer_address_le: bytes,
+                                    interval: int, latency: int, supervision_timeout: int,
+                                    clock_accuracy: int = 0) -> bytes:
+    """LE Enhanced Connection Complete v1 (7.7.65.10), no resolvable private addresses."""
+    body = struct.pack("<BBHBB", LE_ENHANCED_CONNECTION_COMPLETE, status, handle, role, peer_address_type)
+    body += peer_address_le + bytes(6) + bytes(6)
+    body += struct.pack("<HHHB", interval, latency, supervision_timeout, clock_accuracy)
+    return event(EVT_LE_META, body)
+
+
+def disconnection_complete(status: int, handle: int, reason: int) -> bytes:
+    return event(EVT_DISCONNECTION_COMPLETE, struct.pack("<BHB", status, handle, reason))
+
+
+def le_read_remote_features_complete(status: int, handle: int, features: bytes) -> bytes:
+    return event(EVT_LE_META, struct.pack("<BBH", LE_READ_REMOTE_FEATURES_COMPLETE, status, handle) + features[:8].ljust(8, b"\0"))
+
+
+def acl(handle: int, pb_flag: int, data: bytes) -> bytes:
+    return struct.pack("<BHH", H4_ACL, (handle & 0x0FFF) | (pb_flag << 12), len(data)) + data
+
+
+def acl_fragments(handle: int, pdu: bytes, max_length: int) -> list[bytes]:
+    """An L2CAP PDU cut to the controller's buffer size, as controllers deliver it."""
+    pieces = [pdu[i: i + max_length] for i in range(0, len(pdu), max_length)] or [b""]
+    return [acl(handle, ACL_PB_FIRST_FLUSHABLE if i == 0 else ACL_PB_CONTINUING, piece) for i, piece in enumerate(pieces)]

@@ -100,6 +100,9 @@ class HostClient:
             self.closed.set()
 
     def _on_packet(self, packet: bytes) -> None:
+        if packet[0] == hcibytes.H4_ACL:
+            self.on_acl(packet)
+            return
         if packet[0] != hcibytes.H4_EVENT or len(packet) < 3:
             return
         self.events.append(packet)
@@ -114,6 +117,9 @@ class HostClient:
         elif code == hcibytes.EVT_LE_META and parameters and parameters[0] == hcibytes.LE_ADVERTISING_REPORT:
             self.reports.extend(parse_legacy_reports(parameters[1:], time.monotonic()))
             self._new_report.set()
+
+    def on_acl(self, packet: bytes) -> None:
+        """ACL data from the controller; subclasses (centralclient.py) reassemble it."""
 
     async def command(self, opcode: int, parameters: bytes = b"", timeout: float = 5.0) -> Answer:
         self.writer.write(hcibytes.command(opcode, parameters))

@@ -88,6 +88,7 @@ class Session:
         self.open = False
         self.close_reason = reason
         self.controller.host = None
+        self.controller.forget_connections()
         self.controller.le_scan_enable = False
         self.controller.le_legacy_advertiser.stop()
         if self.controller in self.server.world.link.controllers:

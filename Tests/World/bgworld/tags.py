@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import bisect
 import dataclasses
+import math
 import random
 from typing import Callable
 
 from bumble import hci, ll
 
-from . import ad
+from . import ad, proof
+from .peer import TagPeer
 
 ADV_DELAY_MAX_S = 0.010
 FAR_AWAY_M = float("inf")
@@ -77,6 +79,21 @@ class Tag:
     # Set by the control channel: a fixed distance that overrides the trajectory.
     distance_override: float | None = None
     pdus_sent: int = 0
+    # Connectable tags answer on the link (peer.py); None for advertise-only tags.
+    peer: TagPeer | None = None
+    # Advertising starts at this scenario time (a tag switched on later) …
+    advertise_after: float = 0.0
+    # … unless the control channel switched it on or off (None: follow advertise_after).
+    advertising_override: bool | None = None
+    # The link (links.Link) while a gateway is connected: a connected tag does not advertise.
+    link: object | None = None
+
+    def advertising_at(self, scenario_t: float) -> bool:
+        if self.link is not None:
+            return False
+        if self.advertising_override is not None:
+            return self.advertising_override
+        return scenario_t >= self.advertise_after
 
     @property
     def scannable(self) -> bool:
@@ -116,7 +133,8 @@ TAG_KEYS = {
     "id", "kind", "address", "address_type", "interval_ms", "connectable", "distance",
     "path", "loop", "tx_power_at_1m", "uuid", "major", "minor", "measured_power",
     "namespace", "instance", "tx_power_at_0m", "name", "tx_power", "scan_response_name",
-    "company_id", "payload_hex",
+    "company_id", "payload_hex", "proof", "key", "master_key", "proof_tag_id", "advertise_after",
+    "advertising",
 }
 
 
@@ -162,6 +180,29 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
         trajectory = Trajectory([(float(t), d) for t, d in spec["path"]], loop=bool(spec.get("loop", False)))
     else:
         trajectory = Trajectory.fixed(float(spec.get("distance", 1.0)))
+    peer = None
+    variant = spec.get("proof")
+    if variant is not None:
+        if spec.get("connectable") is False:
+            raise ValueError(f"tag {tag_id!r}: a tag with a proof variant is connectable")
+        connectable = True
+    if connectable:
+        key = None
+        if "key" in spec:
+            key = proof.parse_key(str(spec["key"]), f"tag {tag_id!r}: key")
+        elif "master_key" in spec:
+            master = proof.parse_key(str(spec["master_key"]), f"tag {tag_id!r}: master_key")
+            key = proof.derive_tag_key(master, str(spec.get("proof_tag_id", tag_id)))
+        try:
+            peer = TagPeer(tag_id, str(variant or "none"), key)
+        except ValueError as error:
+            raise ValueError(f"tag {tag_id!r}: {error}") from error
+    if spec.get("advertising") is False and "advertise_after" in spec:
+        raise ValueError(f"tag {tag_id!r}: advertising false and advertise_after exclude each other")
+    advertise_after = float(spec.get("advertise_after", 0.0))
+    if spec.get("advertising") is False:
+        advertise_after = math.inf
+
     interval_ms = float(spec.get("interval_ms", 100))
     if not 20 <= interval_ms <= 10_485_759.375:
         raise ValueError(f"tag {tag_id!r}: interval_ms must be within 20…10485759.375 (Core spec)")
@@ -176,6 +217,8 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
         scan_response_data=scan_response,
         tx_power_at_1m=spec.get("tx_power_at_1m"),
         identity=identity,
+        peer=peer,
+        advertise_after=advertise_after,
     )
 
 

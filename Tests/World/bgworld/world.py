@@ -9,8 +9,9 @@ import random
 import time
 
 from bumble import hci
-from bumble.link import LocalLink
 
+from . import hcibytes
+from .links import LinkManager, WorldLink
 from .radio import RadioModel
 from .tags import Tag, TagAdvertiser, tag_from_dict
 
@@ -25,11 +26,15 @@ class TagStats:
 
 
 class World:
-    def __init__(self, scenario: dict, seed: int = 1, time_scale: float = 1.0) -> None:
+    def __init__(self, scenario: dict, seed: int = 1, time_scale: float = 1.0,
+                 supervision_timeout_s: float | None = None) -> None:
         if time_scale <= 0:
             raise ValueError("time scale must be positive")
+        if supervision_timeout_s is not None and not 0 < supervision_timeout_s <= 3600:
+            raise ValueError("supervision timeout must be within (0, 3600] s")
         self.loop = asyncio.get_running_loop()
-        self.link = LocalLink()
+        self.link = WorldLink(self)
+        self.links = LinkManager(self, supervision_timeout_s)
         self.seed = seed
         self.time_scale = time_scale
         self.rng = random.Random(seed)
@@ -73,14 +78,16 @@ class World:
             advertiser = TagAdvertiser(tag, self._emit, random.Random(self.rng.random()))
             advertiser.start()
             self._advertisers.append(advertiser)
+        self.links.start()
 
     def stop(self) -> None:
         for advertiser in self._advertisers:
             advertiser.stop()
         self._advertisers.clear()
+        self.links.stop()
 
     def _emit(self, tag: Tag) -> None:
-        if self.muted:
+        if self.muted or not tag.advertising_at(self.scenario_time()):
             return
         tag.pdus_sent += 1
         self.stats[tag.id].pdus += 1
@@ -97,6 +104,23 @@ class World:
         if tag is None:
             return DEFAULT_PEER_DISTANCE_M
         return tag.distance_at(self.scenario_time())
+
+    def in_range(self, tag: Tag) -> bool:
+        """Whether the tag's radio reaches the door at all (mean RSSI, no noise): what
+        keeps a connection alive."""
+        distance = self.distance_of(tag)
+        if not distance <= self.radio.max_range_m:
+            return False
+        return self.radio.mean_rssi(distance, tag.tx_power_at_1m) >= self.radio.min_rssi
+
+    def connection_rssi(self, tag: Tag, rng: random.Random) -> int:
+        """RSSI of a connection's packets (Read RSSI): the path-loss model, and the
+        weakest value when nothing is received."""
+        rssi = self.rssi_for(tag, rng)
+        return hcibytes.RSSI_MIN if rssi is None else rssi
+
+    def proof_stats(self) -> dict:
+        return {tag_id: tag.peer.status() for tag_id, tag in self.tags.items() if tag.peer is not None}
 
     def rssi_for(self, tag: Tag | None, rng: random.Random) -> int | None:
         tx = tag.tx_power_at_1m if tag is not None else None
@@ -122,6 +146,10 @@ class World:
                     "address": str(tag.address),
                     "identity": tag.identity,
                     "intervalMs": tag.interval_s * 1000.0,
+                    "connectable": tag.connectable,
+                    "advertising": tag.advertising_at(self.scenario_time()) and not self.muted,
+                    "connected": tag.link is not None,
+                    "proof": tag.peer.variant if tag.peer is not None else None,
                 }
                 for tag_id, tag in self.tags.items()
             },
