@@ -68,6 +68,8 @@ public final class GatewayAgent {
     var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
     /// READY=1 goes out once, when scanning first starts.
     var announcedReady = false
+    /// Connections and proofs (SPEC §5, §6); nil when no tag ever needs a connection.
+    var proofs: ProofSupport?
 
     struct Counters {
         var checkins = 0
@@ -146,6 +148,7 @@ public final class GatewayAgent {
         } catch {
             return .failed("cannot handle signals: \(error)")
         }
+        startProofs(link)
         schedulePeriodicWork()
         scheduleStatus()
         link.start()
@@ -236,9 +239,11 @@ public final class GatewayAgent {
                 txPower: txPower, at: now
             )
             dirtyPersons.insert(match.personId)
+            heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
             if !events.isEmpty { handle(events, at: now) }
         }
         armPresenceTimer()
+        updateWantedConnections(at: now)
     }
 
     // MARK: Presence events
@@ -348,6 +353,7 @@ public final class GatewayAgent {
             let events = self.presence.advance(to: now)
             if !events.isEmpty { self.handle(events, at: now) }
             self.armPresenceTimer()
+            self.updateWantedConnections(at: now)
         }
     }
 
