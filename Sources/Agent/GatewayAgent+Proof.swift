@@ -94,6 +94,23 @@ extension GatewayAgent {
                                        "max_connections": "\(b.maxConnections)"])
     }
 
+    /// SIGHUP: tag indices may have moved, so the wanted set starts afresh from the new
+    /// configuration (the proof book, keyed by tag id, is kept).
+    func reloadProofs() {
+        guard let link else { return }
+        guard let proofs else {
+            startProofs(link)
+            return
+        }
+        for tagIndex in proofs.wanted { proofs.connect.unwant(tagIndex: tagIndex) }
+        proofs.wanted.removeAll()
+        proofs.lastPeer.removeAll()
+        proofs.tags = ProofSupport.tags(configuration)
+        proofs.tagIndexById = Dictionary(proofs.tags.map { ($0.value.tagId, $0.key) }, uniquingKeysWith: { first, _ in first })
+        proofs.book.retain(tags: Set(proofs.tags.values.map(\.tagId)))
+        updateWantedConnections(at: loop.now)
+    }
+
     /// Advertisement of a tag that may need a connection: remember where it is.
     func heardForConnection(tagIndex: Int, address: BluetoothAddress, addressType: AddressType) {
         guard let proofs, proofs.tags[tagIndex] != nil else { return }
@@ -177,7 +194,7 @@ extension GatewayAgent {
                 presence.tagLockedOut(tagIndex: tagIndex, until: until)
                 log.log(.warning, "spoof suspected: tag locked out", ["tag": outcome.tag, "person_id": tag.personId,
                                                                      "until_s": "\(Int((until - since).nanosecondsClamped / 1_000_000_000))"])
-                commitSpoofSuspected(tagIndex: tagIndex, tag: tag, since: since, rssi: nil)
+                commitSpoofSuspected(tagIndex: tagIndex, tag: tag, since: since, roundTripMilliseconds: outcome.roundTripMilliseconds)
             }
         }
         armPresenceTimer()
@@ -185,7 +202,7 @@ extension GatewayAgent {
     }
 
     /// SPEC §7: `spoof_suspected`, once per lockout; its visit start is the lockout's start.
-    func commitSpoofSuspected(tagIndex: Int, tag: ProofSupport.TagInfo, since: Instant, rssi: Int?) {
+    func commitSpoofSuspected(tagIndex: Int, tag: ProofSupport.TagInfo, since: Instant, roundTripMilliseconds: Int) {
         guard let store else { return }
         let wall = presence.wallClock.wallMilliseconds(at: since)
         let identities = tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[tagIndex] : []
@@ -194,7 +211,7 @@ extension GatewayAgent {
             id: EventIdentifier.uuidV4(), sequence: 0, type: .spoofSuspected, userId: tag.personId, gateway: gatewayIdentity,
             timestampMilliseconds: wall, decidedAtMilliseconds: wall, visitStartMilliseconds: wall,
             beacon: BeaconInfo(tag: tag.tagId, address: address, identities: identities), rssiSeries: [], txPower: nil,
-            handshake: PresenceDecision.Handshake(ok: false, roundTripMilliseconds: 0), appVersion: options.appVersion
+            handshake: PresenceDecision.Handshake(ok: false, roundTripMilliseconds: max(0, roundTripMilliseconds)), appVersion: options.appVersion
         )
         var committed: AttendanceEvent?
         do {

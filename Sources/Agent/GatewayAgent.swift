@@ -407,6 +407,7 @@ public final class GatewayAgent {
         gatewayIdentity = GatewayIdentity(id: fresh.gateway.id, site: fresh.gateway.site, door: fresh.gateway.door)
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
+        reloadProofs()
         reloadForwarder(fresh)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }

@@ -103,3 +103,12 @@ class AgentRun:
                 self.process.kill()
                 self.process.wait()
         return self.process.returncode
+
+
+def outbox_bodies(binary, state_dir: pathlib.Path) -> list[dict]:
+    """The event bodies in the agent's outbox (every state), oldest first."""
+    import json
+    result = subprocess.run([str(binary), "outbox", "list", "--state-dir", str(state_dir), "--state", "all", "--json"],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return [json.loads(json.loads(line)["body"]) for line in result.stdout.splitlines() if line.strip()]

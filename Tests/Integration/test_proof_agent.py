@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from proofagent import AgentRun, proof_tag, write_config
+from proofagent import AgentRun, outbox_bodies, proof_tag, write_config
 
 
 @pytest.fixture
@@ -17,6 +17,7 @@ def agent(tmp_path, gateway_bin):
 
     def start(world, tags, **kwargs) -> AgentRun:
         run = AgentRun(gateway_bin, write_config(tmp_path, world.transport, tags, **kwargs))
+        run.binary, run.state_dir = gateway_bin, tmp_path / "state"
         runs.append(run)
         return run
 
@@ -38,6 +39,10 @@ def test_genuine_tag_checks_in_with_a_proof(world_factory, agent):
     run.wait_for(r"checkin .*person_id=person-genuine-1", 10)
     stats = json.loads(world.control("proof-stats"))
     assert stats["genuine-1"]["challenges"] >= 1
+    checkins = [body for body in outbox_bodies(run.binary, run.state_dir) if body.get("type") == "checkin"]
+    assert len(checkins) == 1, checkins
+    handshake = checkins[0]["handshake"]
+    assert handshake["ok"] is True and isinstance(handshake["rt"], int) and handshake["rt"] >= 0, handshake
 
 
 def test_clone_never_checks_in_one_spoof_suspected_then_left_alone(world_factory, agent):
@@ -49,8 +54,11 @@ def test_clone_never_checks_in_one_spoof_suspected_then_left_alone(world_factory
     attempts = json.loads(world.control("connections"))["createConnectionCommands"]
     time.sleep(6)  # the lockout is 300 s; here: no further connection attempts for a while
     assert json.loads(world.control("connections"))["createConnectionCommands"] == attempts
-    assert len(run.matching(r"spoof_suspected")) == 1 + 0 * len(run.matching(r"spoof suspected"))  # one event line
+    assert len(run.matching(r"spoof_suspected ")) == 1
     assert not run.matching(r"checkin ")
+    bodies = outbox_bodies(run.binary, run.state_dir)
+    assert [body["type"] for body in bodies] == ["spoof_suspected"], bodies
+    assert bodies[0]["handshake"]["ok"] is False
     assert len(run.matching(r"proof .*tag=clone-1.*ok=false")) == 3
 
 
@@ -63,7 +71,8 @@ def test_silent_tag_stays_unproven_and_nearby(world_factory, agent):
     assert not run.matching(r"checkin ")
 
 
-@pytest.mark.parametrize("variant", ["malicious-endless"])
+@pytest.mark.parametrize("variant", ["malicious-oversized", "malicious-malformed", "malicious-version", "malicious-error",
+                                     "malicious-mute", "malicious-endless", "malicious-garbled"])
 def test_malicious_variant_fails_without_crash_or_hang(world_factory, agent, variant):
     tag = proof_tag("bad-1", variant, 4)
     world = world_with(world_factory, [tag])
