@@ -61,8 +61,9 @@ class RootCanalWorld(WorldProcess):
         line = _readline(self.process.stdout, READY_TIMEOUT_S + 60)
         if not line.startswith("READY "):
             self._control = None
+            tail = self.stderr_tail()
             self.close()
-            raise RuntimeError(f"RootCanal world did not start: {line!r}")
+            raise RuntimeError(f"RootCanal world did not start: {line!r}; stderr: {tail}")
         self._connect(line)
 
     def _connect(self, line: str) -> None:
@@ -606,3 +607,12 @@ def test_malformed_acl_from_the_host_is_counted_and_the_link_still_works(world_f
     assert result.outcome == "valid"
     session = world.status()["sessions"][-1]
     assert session["errors"] >= 3
+
+
+def test_bumble_host_proves_through_extended_create_connection(world_factory):
+    # With --extended the Bumble host uses LE Extended Create Connection and gets the
+    # LE Enhanced Connection Complete.
+    spec = proof_tag("tag-1001", "genuine", 1)
+    world = world_factory({"name": "extended", "tags": [spec]}, extra=["--extended"])
+    assert run(bumble_proof(world, address_of(spec), tag_key("tag-1001"), bytes(16))) is True
+    assert json.loads(world.control("connections"))["createConnectionCommands"] == 1

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import math
 from typing import TYPE_CHECKING
 
 from bumble import core, hci, ll

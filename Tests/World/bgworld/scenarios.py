@@ -14,6 +14,9 @@ same shape:
     {"id": "b", "kind": "eddystone-uid", "namespace": "20 hex", "instance": "12 hex", …}
     {"id": "c", "kind": "named", "name": "…", "address_type": "public", …}
     {"id": "d", "kind": "manufacturer", "company_id": 89, "payload_hex": "…", …}
+    {"id": "tag-1001", "kind": "ibeacon", …, "proof": "genuine",     # or clone, silent,
+     "master_key": "64 hex", "proof_tag_id": "tag-1001",             # malicious-… (peer.py);
+     "advertise_after": 60}                                          # or "key": "64 hex"
   ],
   "noise": {"count": 20, "interval_ms": [100, 1000], "distance_m": [1, 25]}
 }

@@ -29,6 +29,7 @@ from .proxy import GatewayProxy
 from .taghost import TagHost
 
 WATCH_PERIOD_S = 0.05
+DEVICE_WAIT_S = 10.0
 
 
 class Runner:
@@ -47,14 +48,16 @@ class Runner:
     async def start(self) -> None:
         await self.rootcanal.start()
         self.channel = await TestChannel.connect(self.args.host, self.rootcanal.ports["test"])
+        # RootCanal applies test-channel commands and new HCI clients on its own thread,
+        # after replying: the device list is polled until it shows the change.
         for device_id in sorted(await self.channel.device_ids(), reverse=True):
             await self.channel.call("del", str(device_id))  # RootCanal's two built-in beacons
+        await self._devices_until(lambda ids: not ids, "the built-in beacons to go")
         for tag in self.world.tags.values():
             known = set(await self.channel.device_ids())
             tag_host = await TagHost.attach(self.args.host, self.rootcanal.hci_port, tag)
-            new = [i for i in await self.channel.device_ids() if i not in known]
-            if len(new) != 1:
-                raise RootCanalError(f"cannot tell which RootCanal device is tag {tag.id}: {new}")
+            ids = await self._devices_until(lambda ids: len(set(ids) - known) == 1, f"tag {tag.id}'s controller")
+            new = sorted(set(ids) - known)
             tag_host.device_id = new[0]
             tag_host.on_phy = True
             self.tag_hosts[tag.id] = tag_host
@@ -63,6 +66,15 @@ class Runner:
         self.world._t0_loop = self.world.loop.time()
         await self._apply()
         self._watch = asyncio.ensure_future(self._watch_loop())
+
+    async def _devices_until(self, predicate, what: str) -> list[int]:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEVICE_WAIT_S
+        while not predicate(ids := await self.channel.device_ids()):
+            if loop.time() > deadline:
+                raise RootCanalError(f"RootCanal: timed out waiting for {what} (devices {ids})")
+            await asyncio.sleep(WATCH_PERIOD_S / 5)
+        return ids
 
     def cut(self, tag) -> bool:
         tag_host = self.tag_hosts[tag.id]

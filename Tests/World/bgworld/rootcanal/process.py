@@ -13,7 +13,6 @@ import re
 import socket
 import struct
 import subprocess
-import sys
 import tempfile
 
 READY_TIMEOUT_S = 10.0
@@ -80,9 +79,10 @@ class RootCanal:
     async def start(self) -> None:
         env = dict(os.environ, LD_PRELOAD=str(self.directory / "nodelay.so"))
         self.process = subprocess.Popen(self.command_line(), stdout=self.log, stderr=subprocess.STDOUT, env=env)
-        # A bare connect-and-close on the test port aborts RootCanal: readiness comes
-        # from its log line for the HCI port, which it opens last.
-        pattern = re.compile(rf"Listening on: {self.ports['hci']}\b")
+        # A bare connect-and-close on the test port aborts RootCanal, and a test-channel
+        # client that connects before RootCanal has set the channel up gets its replies
+        # garbled: readiness comes from the log line that ends its initialisation.
+        pattern = re.compile(r"initialize: Finished")
         loop = asyncio.get_running_loop()
         deadline = loop.time() + READY_TIMEOUT_S
         while loop.time() < deadline:
@@ -109,7 +109,7 @@ class RootCanal:
                 self.process.kill()
                 self.process.wait()
         self.log.close()
-        os.unlink(self.log.name)
+        os.environ.get("BGWORLD_KEEP_ROOTCANAL_LOG") or os.unlink(self.log.name)
 
 
 class TestChannel:
