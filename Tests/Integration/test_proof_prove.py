@@ -50,3 +50,12 @@ def test_prove_unknown_tag_is_a_configuration_error(world_factory, gateway_bin, 
     config = write_config(tmp_path, "tcp:127.0.0.1:9", [tag])
     result = prove(gateway_bin, config, "nobody")
     assert result.returncode == 2
+
+
+def test_prove_in_direct_mode(world_factory, gateway_bin, tmp_path):
+    tag = proof_tag("prove-5", "genuine", 5)
+    world = world_factory({"name": "prove", "tags": [tag]})
+    config = write_config(tmp_path, world.transport, [tag], connect_mode="direct")
+    result = prove(gateway_bin, config, "prove-5")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(world.control("connections"))["createConnectionCommands"] == 1
