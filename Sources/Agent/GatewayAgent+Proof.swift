@@ -52,9 +52,8 @@ final class ProofSupport {
                 let key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tag.id) }
                 var peer: ConnectPeer?
                 for case .address(let address) in tag.identities {
-                    // Public when the two top bits say nothing random (SPEC: static random has 0b11).
-                    let isStaticRandom = (address.rawValue >> 46) == 0b11
-                    peer = ConnectPeer(address: address, addressType: isStaticRandom ? .randomDevice : .publicDevice)
+                    // A guess until the tag is heard: static random addresses have 0b11 on top.
+                    peer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
                     break
                 }
                 result[index] = TagInfo(tagId: tag.id, personId: person.id, requireProof: person.requireProof,
@@ -113,8 +112,11 @@ extension GatewayAgent {
 
     /// Advertisement of a tag that may need a connection: remember where it is.
     func heardForConnection(tagIndex: Int, address: BluetoothAddress, addressType: AddressType) {
-        guard let proofs, proofs.tags[tagIndex] != nil else { return }
-        proofs.lastPeer[tagIndex] = ConnectPeer(address: address, addressType: addressType)
+        guard let proofs, let tag = proofs.tags[tagIndex] else { return }
+        // A configured address is the one to connect to (the tag may also be heard through
+        // another identity elsewhere); hearing it tells its address type for sure.
+        if let configured = tag.configuredPeer, configured.address != address { return }
+        proofs.lastPeer[tagIndex] = ConnectPeer(address: address, addressType: addressType.forAcceptList)
     }
 
     /// Brings the connect scheduler's wanted set in line with presence and the proof book.
@@ -129,7 +131,7 @@ extension GatewayAgent {
             if tag.tracked, let state = presence.state(of: tag.personId), state != .outside {
                 wants = true
             }
-            let peer = tag.configuredPeer ?? proofs.lastPeer[tagIndex]
+            let peer = proofs.lastPeer[tagIndex] ?? tag.configuredPeer
             if wants, let peer {
                 proofs.wanted.insert(tagIndex)
                 proofs.connect.want(tagIndex: tagIndex, peer: peer, tracked: tag.tracked)

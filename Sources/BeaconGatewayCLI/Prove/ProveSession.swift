@@ -26,8 +26,7 @@ final class ProveSession {
                     identities = tag.identities
                     key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tagId) }
                     for case .address(let address) in tag.identities {
-                        configuredPeer = ConnectPeer(address: address,
-                                                     addressType: address.rawValue >> 46 == 0b11 ? .randomDevice : .publicDevice)
+                        configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
                         break
                     }
                     return
@@ -145,7 +144,9 @@ final class ProveSession {
             guard matcher.match(address: report.address, addressType: report.addressType, data: report.data) != nil else { continue }
             heardAt = now
             wanted = true
-            let peer = target.configuredPeer ?? ConnectPeer(address: report.address, addressType: report.addressType)
+            var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
+            // Heard through another identity: connect to the configured address anyway.
+            if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
             connect?.want(tagIndex: 0, peer: peer)
             return
         }

@@ -19,3 +19,14 @@ public struct ConnectPeer: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(address)/\(addressType)" }
 }
+
+extension AddressType {
+    /// The accept list and LE Create Connection take 0x00/0x01; controllers that resolved
+    /// an RPA report the identity as 0x02/0x03.
+    public var forAcceptList: AddressType { AddressType(rawValue: rawValue & 0x01) }
+
+    /// For a configured address never heard yet: random when its top bits say static random.
+    public static func guess(for address: BluetoothAddress) -> AddressType {
+        address.rawValue >> 46 == 0b11 ? .randomDevice : .publicDevice
+    }
+}
