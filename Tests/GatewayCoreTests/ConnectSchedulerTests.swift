@@ -325,4 +325,29 @@ final class ConnectSchedulerTests: XCTestCase {
                                                 peerAddressType: .randomDevice, now: c.now))
         XCTAssertTrue(c.log.contains(.disconnect(handle: 4)))
     }
+
+    func testResolvedIdentityTypesMatchTheAcceptListEntry() {
+        let entry = ConnectPeer(address: peer(1).address, addressType: .randomDevice)
+        XCTAssertTrue(entry.matches(entry.address, .randomIdentity))
+        XCTAssertFalse(entry.matches(entry.address, .publicDevice))
+        XCTAssertEqual(AddressType.randomIdentity.forAcceptList, .randomDevice)
+        XCTAssertEqual(AddressType.guess(for: BluetoothAddress(rawValue: 0xC0_00_00_00_00_01)), .randomDevice)
+        XCTAssertEqual(AddressType.guess(for: BluetoothAddress(rawValue: 0x00_11_22_33_44_55)), .publicDevice)
+    }
+
+    func testALockedOutTagLeftAloneIssuesNoRequestsForThreeHundredSeconds() {
+        var c = ScriptedController()
+        c.apply(c.scheduler.controllerReady(roomy, now: c.now))
+        c.apply(c.scheduler.want(tagIndex: 0, peer: peer(0), now: c.now))
+        c.answerAll()
+        XCTAssertTrue(c.advertise(peer(0), handle: 1))
+        c.apply(c.scheduler.unwant(tagIndex: 0, now: c.now))
+        c.apply(c.scheduler.disconnected(handle: 1, reason: .remoteUserTerminated, now: c.now))
+        c.answerAll()
+        let before = c.createCount
+        c.advance(to: at(300))
+        XCTAssertEqual(c.createCount, before)
+        XCTAssertEqual(c.scheduler.phase, .disarmed)
+        XCTAssertNil(c.scheduler.nextDeadline)
+    }
 }
