@@ -136,7 +136,8 @@ extension ConnectScheduler {
         return actions
     }
 
-    /// The last accept-list command sent whose peer is still unconfirmed; set by `arm`.
+    /// Call at `nextDeadline`: Read RSSI turns, direct and overflow rotation, scanning
+    /// turns, retries after a refusal.
     public mutating func timerFired(now: Instant) -> [ConnectAction] {
         var actions: [ConnectAction] = []
         for (handle, connection) in connections.sorted(by: { $0.key < $1.key }) {

@@ -98,7 +98,8 @@ public struct ConnectScheduler: Sendable {
         case disarmed
         case arming(outstanding: Int)
         case armed(Target, until: Instant?)
-        /// `then`: the deadline of a scanning turn to take once initiating ended.
+        /// Cancel sent; done when it is answered and initiating has ended (Connection
+        /// Complete, usually 0x02).
         case disarming(cancelAnswered: Bool, initiatingEnded: Bool)
         /// Waiting before the next try (a refused create-connection or a scanning turn).
         case waiting(until: Instant)
