@@ -68,6 +68,8 @@ public final class GatewayAgent {
     var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
     /// READY=1 goes out once, when scanning first starts.
     var announcedReady = false
+    /// Connections and proofs (SPEC §5, §6); nil when no tag ever needs a connection.
+    var proofs: ProofSupport?
 
     struct Counters {
         var checkins = 0
@@ -146,6 +148,7 @@ public final class GatewayAgent {
         } catch {
             return .failed("cannot handle signals: \(error)")
         }
+        startProofs(link)
         schedulePeriodicWork()
         scheduleStatus()
         DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
@@ -248,9 +251,11 @@ public final class GatewayAgent {
                 txPower: txPower, at: now
             )
             dirtyPersons.insert(match.personId)
+            heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
             if !events.isEmpty { handle(events, at: now) }
         }
         armPresenceTimer()
+        updateWantedConnections(at: now)
     }
 
     // MARK: Presence events
@@ -360,6 +365,7 @@ public final class GatewayAgent {
             let events = self.presence.advance(to: now)
             if !events.isEmpty { self.handle(events, at: now) }
             self.armPresenceTimer()
+            self.updateWantedConnections(at: now)
         }
     }
 
@@ -416,6 +422,7 @@ public final class GatewayAgent {
         gatewayIdentity = GatewayIdentity(id: fresh.gateway.id, site: fresh.gateway.site, door: fresh.gateway.door)
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
+        reloadProofs()
         reloadForwarder(fresh)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }

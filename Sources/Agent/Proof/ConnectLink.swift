@@ -1,0 +1,197 @@
+import EventLoop
+import GatewayCore
+import HCI
+import Host
+
+/// Drives the sans-IO `ConnectScheduler` beside a `ControllerLink`: turns its actions into
+/// HCI commands (in the controller's command family), feeds it connection events and
+/// command results, and arms its timer. The agent and `beacon-gateway prove` use it.
+///
+/// Install it before `DataPathLink.attach()`, which puts the data path in front: the data
+/// path has registered a new connection by the time `onConnected` runs.
+public final class ConnectLink {
+    public let link: ControllerLink
+    public private(set) var scheduler: ConnectScheduler
+
+    public var onConnected: (_ tagIndex: Int, _ handle: UInt16, _ now: Instant) -> Void = { _, _, _ in }
+    public var onConnectionLost: (_ tagIndex: Int, _ handle: UInt16, _ reason: HCIStatus, _ now: Instant) -> Void = { _, _, _, _ in }
+    public var onRSSI: (_ tagIndex: Int, _ handle: UInt16, _ rssi: Int, _ now: Instant) -> Void = { _, _, _, _ in }
+    public var onLog: (String) -> Void = { _ in }
+    /// For `prove`'s timing: when LE Create Connection was last sent.
+    public private(set) var lastCreateConnectionAt: Instant?
+    public private(set) var createConnectionCount = 0
+
+    /// Tokens of this class's commands: a range of their own (see `DataPathLink.commandTokenBase`).
+    public static let commandTokenBase: UInt64 = 0xC044_0000_0000_0000
+    private var nextToken: UInt64 = 0
+    private var rssiRequests: [UInt64: (tagIndex: Int, handle: UInt16)] = [:]
+    private var timer: EventLoop.TimerHandle?
+    private var timerDeadline: Instant?
+    private var family: CommandFamily = .legacy
+
+    private let activeScanning: Bool
+
+    public init(link: ControllerLink, configuration: ConnectScheduler.Configuration, activeScanning: Bool = false) {
+        self.activeScanning = activeScanning
+        self.link = link
+        scheduler = ConnectScheduler(configuration: configuration)
+        let previousState = link.onStateChange
+        link.onStateChange = { [unowned self] state in
+            self.hostStateChanged(state)
+            previousState(state)
+        }
+        let previousEvent = link.onEvent
+        link.onEvent = { [unowned self] event, now in
+            self.handle(event, now: now)
+            previousEvent(event, now)
+        }
+        let previousFinished = link.onCommandFinished
+        link.onCommandFinished = { [unowned self] result, now in
+            if result.token & 0xFFFF_0000_0000_0000 == Self.commandTokenBase {
+                self.commandFinished(result, now: now)
+            } else {
+                previousFinished(result, now)
+            }
+        }
+        if let info = link.host.controllerInfo { hostStateChanged(.scanning(info)) }
+    }
+
+    // MARK: Wanted set
+
+    public func want(tagIndex: Int, peer: ConnectPeer, tracked: Bool = false) {
+        let now = link.loop.now
+        perform(scheduler.want(tagIndex: tagIndex, peer: peer, tracked: tracked, now: now), now: now)
+    }
+
+    public func unwant(tagIndex: Int) {
+        let now = link.loop.now
+        perform(scheduler.unwant(tagIndex: tagIndex, now: now), now: now)
+    }
+
+    // MARK: Inputs
+
+    private func hostStateChanged(_ state: HostState) {
+        let now = link.loop.now
+        switch state {
+        case .scanning(let info):
+            guard scheduler.phase == .unavailable else { return }
+            family = info.commandFamily
+            let capabilities = ConnectScheduler.Capabilities(
+                acceptListSize: info.filterAcceptListSize, supportedStates: info.supportedStates, activeScanning: activeScanning)
+            perform(scheduler.controllerReady(capabilities, now: now), now: now)
+        case .recovering, .initializing, .starting:
+            guard scheduler.phase != .unavailable else { return }
+            perform(scheduler.controllerReset(now: now), now: now)
+        }
+    }
+
+    private func handle(_ event: HCIEvent, now: Instant) {
+        switch event {
+        case .leMeta(.connectionComplete(let complete)):
+            perform(scheduler.connectionCompleted(
+                status: complete.status, handle: complete.connectionHandle, role: complete.role,
+                peerAddress: complete.peerAddress, peerAddressType: complete.peerAddressType, now: now), now: now)
+        case .disconnectionComplete(let complete) where complete.status == .success:
+            perform(scheduler.disconnected(handle: complete.connectionHandle, reason: complete.reason, now: now), now: now)
+        default:
+            break
+        }
+    }
+
+    private func commandFinished(_ result: HostCommandResult, now: Instant) {
+        let status: HCIStatus
+        var returnParameters: ArraySlice<UInt8> = []
+        switch result.outcome {
+        case .completed(let s, let parameters):
+            status = s
+            returnParameters = parameters
+        case .status(let s): status = s
+        case .timedOut, .flushed, .notSent: status = .unspecifiedError
+        }
+        if let request = rssiRequests.removeValue(forKey: result.token) {
+            // Status, handle (2), RSSI (signed); 127 means "not available".
+            if status == .success, returnParameters.count >= 4 {
+                let raw = returnParameters[returnParameters.startIndex + 3]
+                let rssi = Int(Int8(bitPattern: raw))
+                if rssi != 127 { onRSSI(request.tagIndex, request.handle, rssi, now) }
+            }
+            return
+        }
+        perform(scheduler.commandFinished(result.opcode, status: status, now: now), now: now)
+    }
+
+    // MARK: Actions
+
+    private func perform(_ actions: [ConnectAction], now: Instant) {
+        for action in actions {
+            switch action {
+            case .clearAcceptList:
+                submit(LEClearFilterAcceptListCommand())
+            case .addToAcceptList(let peer):
+                submit(LEAddDeviceToFilterAcceptListCommand(addressType: peer.addressType, address: peer.address))
+            case .removeFromAcceptList(let peer):
+                submit(LERemoveDeviceFromFilterAcceptListCommand(addressType: peer.addressType, address: peer.address))
+            case .createConnectionFromAcceptList:
+                createConnection(policy: .filterAcceptList, peer: nil, now: now)
+            case .createConnection(let peer):
+                createConnection(policy: .peerAddress, peer: peer, now: now)
+            case .cancelCreateConnection:
+                submit(LECreateConnectionCancelCommand())
+            case .pauseScanning(let reason):
+                // The host owns scanning; controllers that cannot overlap answer the
+                // create-connection with 0x0C and the scheduler retries on its turns.
+                onLog("scanning and initiating alternate: \(reason)")
+            case .resumeScanning:
+                break
+            case .readRSSI(let handle, let tagIndex):
+                let token = submit(ReadRSSICommand(connectionHandle: handle))
+                rssiRequests[token] = (tagIndex, handle)
+            case .connected(let tagIndex, let handle):
+                onConnected(tagIndex, handle, now)
+            case .connectionLost(let tagIndex, let handle, let reason):
+                onConnectionLost(tagIndex, handle, reason, now)
+            case .disconnect(let handle):
+                submit(DisconnectCommand(connectionHandle: handle, reason: .remoteUserTerminated))
+            case .log(let message):
+                onLog(message)
+            }
+        }
+        armTimer()
+    }
+
+    private func createConnection(policy: InitiatorFilterPolicy, peer: ConnectPeer?, now: Instant) {
+        lastCreateConnectionAt = now
+        createConnectionCount += 1
+        let address = peer?.address ?? BluetoothAddress(rawValue: 0)
+        let type = peer?.addressType ?? .publicDevice
+        switch family {
+        case .legacy:
+            submit(LECreateConnectionCommand(filterPolicy: policy, peerAddressType: type, peerAddress: address))
+        case .extended:
+            submit(LEExtendedCreateConnectionCommand(filterPolicy: policy, peerAddressType: type, peerAddress: address))
+        }
+    }
+
+    @discardableResult
+    private func submit<Command: HCICommand>(_ command: Command) -> UInt64 {
+        nextToken &+= 1
+        let token = Self.commandTokenBase | (nextToken & 0xFFFF_FFFF)
+        link.submit(packet: command.packet, opcode: Command.opcode, token: token, recoverOnTimeout: Command.opcode != .readRSSI)
+        return token
+    }
+
+    private func armTimer() {
+        let deadline = scheduler.nextDeadline
+        guard deadline != timerDeadline else { return }
+        if let timer { _ = link.loop.cancel(timer) }
+        timer = nil
+        timerDeadline = deadline
+        guard let deadline else { return }
+        timer = link.loop.schedule(at: deadline) { [unowned self] in
+            self.timer = nil
+            self.timerDeadline = nil
+            let now = self.link.loop.now
+            self.perform(self.scheduler.timerFired(now: now), now: now)
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import Agent
+import Config
+import EventLoop
+import GatewayCore
+import HCI
+import HCITransport
+import Host
+import Journal
+
+/// The loop behind `beacon-gateway prove`: scan until the tag is heard, connect through
+/// the `ConnectLink` (the agent's persistent connect), run the handshake, report.
+final class ProveSession {
+    struct Target {
+        var tagId: String
+        var personId: String
+        var identities: [TagIdentity]
+        var key: TagKey?
+        var configuredPeer: ConnectPeer?
+
+        init?(tagId: String, configuration: GatewayConfiguration) {
+            let master = configuration.security.masterKey.flatMap { MasterKey(bytes: $0) }
+            for person in configuration.persons {
+                for tag in person.tags where tag.id == tagId {
+                    self.tagId = tagId
+                    personId = person.id
+                    identities = tag.identities
+                    key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tagId) }
+                    for case .address(let address) in tag.identities {
+                        configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
+                        break
+                    }
+                    return
+                }
+            }
+            return nil
+        }
+    }
+
+    enum Outcome {
+        case proven
+        case notProven
+        case failed(String)
+    }
+
+    private let configuration: GatewayConfiguration
+    private let target: Target
+    private let transport: TransportSpec
+    private let timeout: Duration
+    private let count: Int
+    private let tries: Int
+    private let json: Bool
+    private let loop = EventLoop()
+    private var link: ControllerLink?
+    private var connect: ConnectLink?
+    private var runner: ProofRunner?
+    private var matcher: TagMatcher
+    private var book = ProofBook(policy: .init(maxConsecutiveFailures: .max))
+    private var scanningSince: Instant?
+    private var heardAt: Instant?
+    private var wanted = false
+    private var proofsDone = 0
+    private var provenCount = 0
+    private var tryInProof = 0
+    private var fatal: String?
+    private var timedOut = false
+
+    init(configuration: GatewayConfiguration, target: Target, transport: TransportSpec, timeout: Duration,
+         count: Int, tries: Int, json: Bool) {
+        self.configuration = configuration
+        self.target = target
+        self.transport = transport
+        self.timeout = timeout
+        self.count = count
+        self.tries = tries
+        self.json = json
+        matcher = TagMatcher(tags: [ConfiguredTag(tagId: target.tagId, personId: target.personId, identities: target.identities)])
+    }
+
+    func run() -> Outcome {
+        let hci: any HCITransport
+        do {
+            hci = try makeTransport(transport)
+        } catch {
+            return .failed(error.message)
+        }
+        let bluetooth = configuration.bluetooth
+        let link = ControllerLink(
+            loop: loop, transport: hci,
+            configuration: HostConfiguration(scan: ScanSession.scanSettings(configuration: configuration, active: false, duty: nil)),
+            isPermanent: { error in ScanSession.isPermanent(error, replay: false) }
+        )
+        self.link = link
+        link.onReports = { [unowned self] reports, now in self.reports(reports, at: now) }
+        link.onStateChange = { [unowned self] state in
+            if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
+        }
+        link.onFatalError = { [unowned self] error in
+            self.fatal = error.message
+            self.loop.stop()
+        }
+        let connect = ConnectLink(
+            link: link,
+            configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
+            activeScanning: bluetooth.scan == .active
+        )
+        let dataPath = DataPathLink(link: link)
+        let runner = ProofRunner(dataPath: dataPath)
+        dataPath.attach()
+        self.connect = connect
+        self.runner = runner
+        connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
+        runner.onFinished = { [unowned self] outcome in self.finished(outcome) }
+
+        do {
+            try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
+            try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
+        } catch {
+            return .failed("cannot handle signals: \(error)")
+        }
+        _ = loop.schedule(after: timeout) { [unowned self] in
+            self.timedOut = true
+            self.loop.stop()
+        }
+        link.start()
+        do {
+            try loop.run()
+        } catch {
+            fatal = fatal ?? "event loop failed: \(error)"
+        }
+        link.stop()
+        loop.stopHandlingSignals()
+        if let fatal { return .failed(fatal) }
+        if timedOut {
+            let what = heardAt == nil ? "the tag was not heard" : "no handshake finished"
+            printError("prove: timed out after \(timeout): \(what) (\(proofsDone) of \(count) proofs done)")
+        }
+        if count > 1 { printError("prove: \(provenCount) of \(count) proofs valid") }
+        return provenCount == count ? .proven : .notProven
+    }
+
+    private func reports(_ reports: [LEAdvertisingReport], at now: Instant) {
+        guard !wanted else { return }
+        for report in reports {
+            guard matcher.match(address: report.address, addressType: report.addressType, data: report.data) != nil else { continue }
+            heardAt = now
+            wanted = true
+            var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
+            // Heard through another identity: connect to the configured address anyway.
+            if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
+            connect?.want(tagIndex: 0, peer: peer)
+            return
+        }
+    }
+
+    private func connected(handle: UInt16, at now: Instant) {
+        guard let runner, let key = target.key else { return }
+        let connectDuration = connect?.lastCreateConnectionAt.map { now - $0 }
+        runner.start(handle: handle, tag: target.tagId, key: key, cachedHandles: book.cachedHandles(tag: target.tagId),
+                     connectDuration: connectDuration, now: now)
+    }
+
+    private func finished(_ outcome: ProofOutcome) {
+        tryInProof += 1
+        if let handles = outcome.handles, outcome.ok {
+            book.recordSuccess(tag: target.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: outcome.finishedAt)
+        } else if let failure = outcome.failure {
+            _ = book.recordFailure(tag: target.tagId, reason: failure, now: outcome.finishedAt)
+        }
+        let wait: Duration? = (proofsDone == 0 && tryInProof == 1) ? heardAt.flatMap { heard in scanningSince.map { heard - $0 } } : nil
+        report(outcome, proof: proofsDone + 1, try: tryInProof, wait: wait)
+        if outcome.ok || tryInProof >= tries {
+            if outcome.ok { provenCount += 1 }
+            proofsDone += 1
+            tryInProof = 0
+        }
+        if proofsDone >= count {
+            connect?.unwant(tagIndex: 0)
+            // Let the Disconnect go out before the transport closes.
+            _ = loop.schedule(after: .milliseconds(100)) { [unowned self] in self.loop.stop() }
+        }
+        // Otherwise the tag stays wanted: the scheduler re-arms once the link is down.
+    }
+
+    private func report(_ outcome: ProofOutcome, proof: Int, try attempt: Int, wait: Duration?) {
+        let t = outcome.timings
+        let total = (wait ?? .zero) + (t.connect ?? .zero) + t.discovery + t.write + t.read + t.verify
+        if json {
+            var object = JSONObjectWriter()
+            object.add("tag", outcome.tag)
+            object.add("proof", proof)
+            object.add("try", attempt)
+            object.add("ok", outcome.ok)
+            object.add("failure", outcome.failure?.name)
+            object.add("wait_ms", wait.map(Self.ms))
+            object.add("connect_ms", t.connect.map(Self.ms))
+            object.add("cached", outcome.usedCachedHandles)
+            object.add("discovery_ms", Self.ms(t.discovery))
+            object.add("write_ms", Self.ms(t.write))
+            object.add("read_ms", Self.ms(t.read))
+            object.add("verify_ms", Self.ms(t.verify))
+            object.add("handshake_ms", outcome.roundTripMilliseconds)
+            object.add("total_ms", Self.ms(total))
+            object.add("att_round_trips", outcome.attRoundTrips)
+            print(object.text)
+            return
+        }
+        if outcome.ok {
+            print("\(outcome.tag): proof valid")
+        } else {
+            print("\(outcome.tag): proof FAILED: \(outcome.failure.map { "\($0.name) (\($0))" } ?? "unknown")")
+        }
+        func line(_ label: String, _ value: Duration?) {
+            let text = value.map { Self.format(Self.ms($0)) } ?? "-"
+            print("  " + label.padding(toLength: 24, withPad: " ", startingAt: 0) + text)
+        }
+        line("wait for advertising", wait)
+        line("connect", t.connect)
+        line(outcome.usedCachedHandles ? "discovery (cache hit)" : "discovery", t.discovery)
+        line("write", t.write)
+        line("read", t.read)
+        line("verify", t.verify)
+        line("total", total)
+        print("  " + "ATT round trips".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(outcome.attRoundTrips)")
+    }
+
+    static func ms(_ duration: Duration) -> Double {
+        Double(duration.nanosecondsClamped) / 1_000_000
+    }
+
+    static func format(_ milliseconds: Double) -> String {
+        let tenths = Int((milliseconds * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10) ms"
+    }
+}
+
+/// A flat JSON object, keys in insertion order (SPEC §12 output is read by scripts).
+struct JSONObjectWriter {
+    private var parts: [String] = []
+
+    mutating func add(_ key: String, _ value: String?) {
+        parts.append(Self.quote(key) + ":" + (value.map(Self.quote) ?? "null"))
+    }
+    mutating func add(_ key: String, _ value: Int) { parts.append(Self.quote(key) + ":\(value)") }
+    mutating func add(_ key: String, _ value: Bool) { parts.append(Self.quote(key) + ":\(value)") }
+    mutating func add(_ key: String, _ value: Double?) {
+        guard let value, value.isFinite else { return parts.append(Self.quote(key) + ":null") }
+        parts.append(Self.quote(key) + ":" + String((value * 1000).rounded() / 1000))
+    }
+
+    var text: String { "{" + parts.joined(separator: ",") + "}" }
+
+    static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}

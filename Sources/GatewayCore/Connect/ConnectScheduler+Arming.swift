@@ -1,0 +1,177 @@
+import EventLoop
+import HCI
+
+extension ConnectScheduler {
+    /// Brings the controller in line with the wanted set: arms when disarmed, disarms
+    /// when an armed request no longer fits. Called after every input.
+    mutating func reconcile(now: Instant, into actions: inout [ConnectAction]) {
+        switch state {
+        case .unavailable, .arming, .disarming, .waiting:
+            return
+        case .armed(let target, _):
+            if !armedRequestStillFits(target) { disarm(into: &actions) }
+        case .disarmed:
+            arm(now: now, into: &actions)
+        }
+    }
+
+    private func armedRequestStillFits(_ target: Target) -> Bool {
+        guard connections.count < connectionLimit else { return false }
+        switch target {
+        case .acceptList:
+            let selection = self.selection
+            return !selection.isEmpty && selection == acceptList
+        case .direct(let tagIndex):
+            return wanted[tagIndex] != nil && !isConnected(tagIndex)
+        }
+    }
+
+    private mutating func arm(now: Instant, into actions: inout [ConnectAction]) {
+        let pending = self.pending
+        guard !pending.isEmpty, connections.count < connectionLimit else {
+            resumeScanningIfPaused(into: &actions)
+            return
+        }
+        switch configuration.mode {
+        case .direct:
+            let next = pending[0]
+            pauseScanningIfNeeded(into: &actions)
+            actions.append(.createConnection(direct: next.wanted.peer))
+            state = .armed(.direct(tagIndex: next.index), until: now + turnLength(configuration.directRotation))
+        case .acceptList:
+            var updates: [ConnectAction] = []
+            let selection = self.selection
+            var list = acceptList ?? []
+            if acceptList == nil {
+                updates.append(.clearAcceptList)
+                list = []
+            }
+            for peer in list.subtracting(selection).sorted(by: Self.order) {
+                updates.append(.removeFromAcceptList(peer))
+            }
+            for peer in selection.subtracting(list).sorted(by: Self.order) {
+                updates.append(.addToAcceptList(peer))
+            }
+            if updates.isEmpty {
+                pauseScanningIfNeeded(into: &actions)
+                actions.append(.createConnectionFromAcceptList)
+                // No timer unless one request cannot serve everyone (or scanning needs its turn).
+                let until: Instant? = overflows
+                    ? now + turnLength(configuration.acceptListRotation)
+                    : (capabilities.canScanWhileInitiating ? nil : now + configuration.alternation)
+                state = .armed(.acceptList, until: until)
+            } else {
+                // Optimistic: the list as it will be; failures are taken back one by one.
+                acceptList = selection
+                actions.append(contentsOf: updates)
+                state = .arming(outstanding: updates.count)
+            }
+        }
+    }
+
+    private func turnLength(_ rotation: Duration) -> Duration {
+        capabilities.canScanWhileInitiating ? rotation : min(rotation, configuration.alternation)
+    }
+
+    static func order(_ lhs: ConnectPeer, _ rhs: ConnectPeer) -> Bool {
+        (lhs.address, lhs.addressType.rawValue) < (rhs.address, rhs.addressType.rawValue)
+    }
+
+    mutating func disarm(into actions: inout [ConnectAction]) {
+        actions.append(.cancelCreateConnection)
+        state = .disarming(cancelAnswered: false, initiatingEnded: false)
+    }
+
+    /// Connection Complete (any status) or a refused create-connection: the controller
+    /// is not initiating any more.
+    mutating func initiatingEnded(now: Instant, into actions: inout [ConnectAction]) {
+        switch state {
+        case .armed:
+            afterInitiating(now: now, into: &actions)
+        case .disarming(let answered, _):
+            state = .disarming(cancelAnswered: answered, initiatingEnded: true)
+            finishDisarmingIfDone(now: now, into: &actions)
+        default:
+            break
+        }
+    }
+
+    mutating func finishDisarmingIfDone(now: Instant, into actions: inout [ConnectAction]) {
+        guard case .disarming(true, true) = state else { return }
+        afterInitiating(now: now, into: &actions)
+        reconcile(now: now, into: &actions)
+    }
+
+    private mutating func afterInitiating(now: Instant, into actions: inout [ConnectAction]) {
+        if takeScanningTurn || (scanningPaused && !capabilities.canScanWhileInitiating) {
+            takeScanningTurn = false
+            resumeScanningIfPaused(into: &actions)
+            state = .waiting(until: now + configuration.alternation)
+        } else {
+            state = .disarmed
+        }
+    }
+
+    mutating func acceptListCommandFinished(status: HCIStatus, now: Instant, into actions: inout [ConnectAction]) {
+        guard case .arming(let outstanding) = state else { return }
+        if status != .success {
+            // Which entry failed is not in the answer; the list is no longer known for
+            // certain, so the next arming starts from a clear list. A full list (0x07)
+            // also shrinks the capacity used from now on.
+            if status == .memoryCapacityExceeded || status == .limitedResources {
+                let known = max(1, (acceptList?.count ?? 1) - 1)
+                acceptListCapacity = acceptListCapacity > 0 ? min(acceptListCapacity, known) : known
+                actions.append(.log("accept list full (status \(status)): using \(acceptListCapacity) entries"))
+            } else {
+                actions.append(.log("accept list update failed with status \(status)"))
+            }
+            acceptList = nil
+        }
+        if outstanding > 1 {
+            state = .arming(outstanding: outstanding - 1)
+            return
+        }
+        state = .disarmed
+        if acceptList == nil {
+            // Clear and refill once; wait a little so a persistent failure cannot spin.
+            state = .waiting(until: now + configuration.retryAfterRefusal)
+            return
+        }
+        reconcile(now: now, into: &actions)
+    }
+
+    mutating func createConnectionRefused(status: HCIStatus, now: Instant, into actions: inout [ConnectAction]) {
+        if case .disarming(let answered, _) = state {
+            state = .disarming(cancelAnswered: answered, initiatingEnded: true)
+            finishDisarmingIfDone(now: now, into: &actions)
+            return
+        }
+        guard case .armed = state else { return }
+        resumeScanningIfPaused(into: &actions)
+        if (status == .limitedResources || status == .connectionLimitExceeded), !connections.isEmpty {
+            learnedConnectionLimit = connections.count
+            actions.append(.log("controller refused another connection (status \(status)): at most \(connections.count) at once until one ends"))
+            state = .disarmed
+            return
+        }
+        actions.append(.log("create-connection refused with status \(status): retrying in \(configuration.retryAfterRefusal)"))
+        state = .waiting(until: now + configuration.retryAfterRefusal)
+    }
+
+    private mutating func pauseScanningIfNeeded(into actions: inout [ConnectAction]) {
+        guard !capabilities.canScanWhileInitiating, !scanningPaused else { return }
+        scanningPaused = true
+        actions.append(.pauseScanning(reason: "controller cannot scan while initiating"))
+    }
+
+    private mutating func resumeScanningIfPaused(into actions: inout [ConnectAction]) {
+        guard scanningPaused else { return }
+        scanningPaused = false
+        actions.append(.resumeScanning)
+    }
+
+    mutating func markServed(_ tagIndex: Int) {
+        serveCounter &+= 1
+        wanted[tagIndex]?.served = serveCounter
+    }
+}
