@@ -15,7 +15,7 @@ public enum BluetoothTransport: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .hci(index): "hci\(index)"
-        case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        case let .tcp(host, port): host.contains(":" as Character) ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
         case let .serial(path, baudRate):
             baudRate == Self.defaultBaudRate ? "serial:\(path)" : "serial:\(path)@\(baudRate)"
         case let .btsnoop(path): "btsnoop:\(path)"

@@ -151,7 +151,7 @@ struct ConfigurationDecoder {
             table.report(key, "has no host name, got \(quoted(url))")
         } else if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
             table.report(key, "must not contain spaces or control characters, got \(quoted(url))")
-        } else if rest.contains("?") || rest.contains("#") {
+        } else if rest.contains("?" as Character) || rest.contains("#" as Character) {
             table.report(key, "must be a base URL without ?query or #fragment (events go to URL/v1/attendance/events), got \(quoted(url))")
         }
     }

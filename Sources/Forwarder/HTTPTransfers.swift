@@ -127,7 +127,9 @@ final class HTTPTransfers {
         check(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(ccurl_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout)))
         check(ccurl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)))
-        check(ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS))
+        // HTTP/2 when the server offers it and this libcurl has it; the release's minimal
+        // static libcurl has no nghttp2 and refuses the option: then HTTP/1.1 it is.
+        _ = ccurl_setopt_long(easy, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         if request.url.hasPrefix("https:") {
             // Wait for ALPN to tell whether one HTTP/2 connection will carry them all,
             // rather than opening one connection per request. (Plain http has no HTTP/2

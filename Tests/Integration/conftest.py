@@ -25,6 +25,10 @@ if str(WORLD_DIR) not in sys.path:
 READY_TIMEOUT_S = 20.0
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: needs a release build (scripts/build-release)")
+
+
 class WorldProcess:
     """`python -m bgworld` in a child process; talks to its control channel."""
 
