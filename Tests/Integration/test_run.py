@@ -711,3 +711,29 @@ def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path)
     assert result.returncode == 2, result.stderr
     assert f"{config}:{line}: presence.exit_rssi: must be lower than enter_rssi" in result.stderr
     assert not (tmp_path / "state").exists(), "nothing is started with a bad configuration"
+
+
+def test_a_server_that_never_answers_does_not_hold_up_decisions(gateway_bin, world_factory, agents, event_server,
+                                                                tmp_path):
+    """Issue 4: a slow server must not block scanning or presence decisions. The server
+    takes 60 s per request and the agent waits up to 30 s for one; were a request to
+    hold the event loop, nothing would be decided while it hangs. So: once the first
+    request has reached the server, further people must still be checked in and out
+    while that request (and every other) is unanswered."""
+    tags = [world_tag(i, path=[[0, None], [2 + 2 * i, None], [2 + 2 * i + 0.01, 1.0], [5 + 2 * i, 1.0],
+                               [5 + 2 * i + 0.01, None]]) for i in range(5)]
+    world = world_factory(scenario(*tags))
+    event_server.control(delay_ms=60_000)
+    config = write_config(tmp_path, world.transport, list(range(5)), server=event_server)
+    config.write_text(config.read_text().replace("timeout_s = 2", "timeout_s = 30"))
+    agent = agents(gateway_bin, config)
+
+    wait_until(lambda: sum(event_server.snapshot()["requests"].values()) >= 1, 20, "the first request at the server")
+    committed_at_first_request = len(outbox(gateway_bin, config))
+    rows = wait_rows(gateway_bin, config, lambda rows: len(rows) >= committed_at_first_request + 4, 20,
+                     "four more events decided while the first request hangs", agent)
+    assert event_server.snapshot()["events"] == {}, "the server answered although it was told to take 60 s"
+    for person in {row["personId"] for row in rows}:
+        kinds = [row["type"] for row in rows if row["personId"] == person]
+        assert kinds in (["checkin"], ["checkin", "checkout"]), f"{person}: {kinds}"
+    assert agent.stop() == 0, agent.log()[-2000:]
