@@ -211,7 +211,7 @@ final class ProveSession {
         }
         func line(_ label: String, _ value: Duration?) {
             let text = value.map { Self.format(Self.ms($0)) } ?? "-"
-            print("  " + label.padding(toLength: 24, withPad: " ", startingAt: 0) + text)
+            print("  " + padded(label, 24) + text)
         }
         line("wait for advertising", wait)
         line("connect", t.connect)
@@ -220,7 +220,7 @@ final class ProveSession {
         line("read", t.read)
         line("verify", t.verify)
         line("total", total)
-        print("  " + "ATT round trips".padding(toLength: 24, withPad: " ", startingAt: 0) + "\(outcome.attRoundTrips)")
+        print("  " + padded("ATT round trips", 24) + "\(outcome.attRoundTrips)")
     }
 
     static func ms(_ duration: Duration) -> Double {
@@ -262,3 +262,10 @@ struct JSONObjectWriter {
         return out + "\""
     }
 }
+
+/// `text` followed by spaces up to `width` characters (Foundation's `padding` would link
+/// all of Foundation and ICU into the static binary).
+private func padded(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+}
+
