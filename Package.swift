@@ -22,14 +22,14 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // BlueZ through its headers only: socket constants and structs, nothing linked.
         .systemLibrary(name: "CBluetooth", path: "Sources/CBluetooth"),
-        // OpenSSL's libcrypto for AES-128 (swift-crypto's AES block function lives in a
-        // module that drags in all of Foundation).
+        // OpenSSL's libcrypto: AES-128 (IRKs), SHA-256 and HMAC-SHA256 (keys, proofs). The
+        // release links it anyway for libcurl's TLS; a second crypto library would only
+        // add megabytes.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
@@ -42,7 +42,6 @@ let package = Package(
             dependencies: [
                 "HCI", "EventLoop",
                 "COpenSSL",
-                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/GatewayCore"
         ),

@@ -1,5 +1,3 @@
-import Crypto
-
 /// The event's `idempotencyKey` (SPEC §7): lowercase hex SHA-256 of
 /// `personId|gatewayId|type|visitStartMillis`.
 ///
@@ -12,6 +10,6 @@ public enum IdempotencyKey {
     public static func make(personId: String, gatewayId: String, type: AttendanceEventType,
                             visitStartMilliseconds: Int64) -> String {
         let text = "\(personId)|\(gatewayId)|\(type.rawValue)|\(visitStartMilliseconds)"
-        return hex(SHA256.hash(data: Array(text.utf8)))
+        return hex(SHA256.hash(Array(text.utf8)))
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 
 /// Proof protocol v1 (SPEC §5): the gateway writes `0x01 ‖ nonce(16)` to the tag's
 /// Challenge characteristic and reads `0x01 ‖ first16(HMAC-SHA256(K_tag, "BGWv1" ‖ nonce))`
@@ -36,10 +35,7 @@ public enum ProofProtocol {
 
     /// `first16(HMAC-SHA256(K_tag, "BGWv1" ‖ nonce))`.
     public static func mac(key: TagKey, nonce: [UInt8]) -> [UInt8] {
-        var hmac = HMAC<SHA256>(key: key.symmetricKey)
-        hmac.update(data: macLabel)
-        hmac.update(data: nonce)
-        return Array(Array(hmac.finalize()).prefix(macLength))
+        Array(SHA256.hmac(key: key.bytes, message: macLabel + nonce).prefix(macLength))
     }
 
     /// The response a genuine tag gives: `0x01 ‖ mac`.

@@ -1,13 +1,8 @@
-import Crypto
-
 /// A tag's 256-bit proof key `K_tag` (SPEC §5): either configured per tag or derived
 /// from the site master key. Secret: its description never shows the bytes.
-public struct TagKey: Hashable, @unchecked Sendable, CustomStringConvertible {
+public struct TagKey: Hashable, Sendable, CustomStringConvertible {
     public static let byteCount = 32
 
-    /// `@unchecked Sendable`: swift-crypto's `SymmetricKey` is immutable once built but
-    /// not marked Sendable in this version.
-    let symmetricKey: SymmetricKey
     /// Kept to compare keys and hand them to provisioning; never printed.
     public let bytes: [UInt8]
 
@@ -15,7 +10,6 @@ public struct TagKey: Hashable, @unchecked Sendable, CustomStringConvertible {
     public init?(bytes: [UInt8]) {
         guard bytes.count == Self.byteCount else { return nil }
         self.bytes = bytes
-        symmetricKey = SymmetricKey(data: bytes)
     }
 
     /// The label of the derivation, so keys of a later scheme can never collide with v1's.
@@ -25,14 +19,12 @@ public struct TagKey: Hashable, @unchecked Sendable, CustomStringConvertible {
     public static func derive(masterKey: MasterKey, tagId: String) -> TagKey {
         var message = derivationLabel
         message.append(contentsOf: tagId.utf8)
-        let mac = HMAC<SHA256>.authenticationCode(for: message, using: masterKey.symmetricKey)
         // HMAC-SHA256 is always 32 bytes, exactly a key's size.
-        return TagKey(unchecked: Array(mac))
+        return TagKey(unchecked: SHA256.hmac(key: masterKey.bytes, message: message))
     }
 
     private init(unchecked bytes: [UInt8]) {
         self.bytes = bytes
-        symmetricKey = SymmetricKey(data: bytes)
     }
 
     /// Constant time, like every comparison of secrets here (SPEC §13).
@@ -43,16 +35,14 @@ public struct TagKey: Hashable, @unchecked Sendable, CustomStringConvertible {
 }
 
 /// The site master key: 32 bytes, stored as 64 hex digits in a 0600 file.
-public struct MasterKey: Hashable, @unchecked Sendable, CustomStringConvertible {
+public struct MasterKey: Hashable, Sendable, CustomStringConvertible {
     public static let byteCount = 32
 
-    let symmetricKey: SymmetricKey
     public let bytes: [UInt8]
 
     public init?(bytes: [UInt8]) {
         guard bytes.count == Self.byteCount else { return nil }
         self.bytes = bytes
-        symmetricKey = SymmetricKey(data: bytes)
     }
 
     /// A fresh key from `generator`; `SystemRandomNumberGenerator` is the operating
@@ -66,7 +56,6 @@ public struct MasterKey: Hashable, @unchecked Sendable, CustomStringConvertible 
 
     private init(unchecked bytes: [UInt8]) {
         self.bytes = bytes
-        symmetricKey = SymmetricKey(data: bytes)
     }
 
     /// The key file's content: 64 lower-case hex digits and a newline.
