@@ -87,6 +87,15 @@ public final class ControllerLink {
         armHostTimer()
     }
 
+    /// Pauses or resumes scanning (see `HostController.setScanningPaused(_:now:)`): for
+    /// controllers that cannot scan while initiating.
+    public func setScanningPaused(_ paused: Bool) {
+        let now = loop.now
+        let actions = host.setScanningPaused(paused, now: now)
+        for action in actions { perform(action, now: now) }
+        armHostTimer()
+    }
+
     /// Sends an ACL data packet as it is. Flow control (controller buffer credits) is the
     /// caller's: the data path counts credits before it calls this.
     public func sendACL(_ packet: HCIPacket) {

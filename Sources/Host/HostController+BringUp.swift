@@ -85,6 +85,9 @@ extension HostController {
         _ = flushCommands(into: &actions)
         probeOutstanding = false
         nextProbeAt = nil
+        // A reset controller scans again unpaused: whoever paused it hears of the reset
+        // (state change) and asks again if it still needs to.
+        scanPauseRequested = false
         phase = .bringUp(BringUp())
         if failedAttempts == 0 { setState(.initializing, into: &actions) }
         actions.append(.log(.bringUpStarted))
@@ -142,7 +145,11 @@ extension HostController {
                 setState(.scanning(info), into: &actions)
                 actions.append(.log(.scanningStarted(info.scanTiming ?? ScanTiming.derive(configuration.scan), info.commandFamily)))
             }
-        case .scanning:
+        case .scanning(let info):
+            if opcode == scanOpcode(.enable, info.commandFamily) {
+                scanEnableAnswered(opcode, answer: answer, now: now, into: &actions)
+                return
+            }
             if opcode == Self.probeOpcode, probeOutstanding {
                 probeOutstanding = false
                 nextProbeAt = now + configuration.probeInterval
@@ -215,7 +222,7 @@ extension HostController {
         flow.enqueue(scanParametersPacket(info, timing), opcode: scanOpcode(.parameters, info.commandFamily), origin: .host)
     }
 
-    private func scanOpcode(_ step: ScanStep, _ family: CommandFamily) -> Opcode {
+    func scanOpcode(_ step: ScanStep, _ family: CommandFamily) -> Opcode {
         switch (step, family) {
         case (.parameters, .legacy): .leSetScanParameters
         case (.enable, .legacy): .leSetScanEnable
@@ -239,10 +246,10 @@ extension HostController {
     }
 
     /// Duplicate filtering stays off: presence needs every report's RSSI.
-    private func scanEnablePacket(_ family: CommandFamily) -> HCIPacket {
+    func scanEnablePacket(_ family: CommandFamily, enable: Bool = true) -> HCIPacket {
         switch family {
-        case .legacy: LESetScanEnableCommand(enable: true, filterDuplicates: false).packet
-        case .extended: LESetExtendedScanEnableCommand(enable: true, filterDuplicates: 0, duration: 0, period: 0).packet
+        case .legacy: LESetScanEnableCommand(enable: enable, filterDuplicates: false).packet
+        case .extended: LESetExtendedScanEnableCommand(enable: enable, filterDuplicates: 0, duration: 0, period: 0).packet
         }
     }
 }

@@ -28,6 +28,8 @@ public struct HostController: Sendable {
     var resetsSinceOpen = 0
     var nextProbeAt: Instant?
     var probeOutstanding = false
+    /// A client asked for scanning to be off (see `setScanningPaused(_:now:)`).
+    var scanPauseRequested = false
 
     enum Phase {
         /// The transport is not open: before the first open, or waiting for a reopen.

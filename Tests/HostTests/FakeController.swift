@@ -33,6 +33,11 @@ struct FakeController {
     private(set) var familyViolations = 0
     private var familyInUse: CommandFamily?
     private(set) var isScanning = false
+    /// Answers a create-connection with 0x0C while scanning, as a controller whose LE
+    /// Supported States forbid scanning and initiating at once.
+    var rejectsInitiatingWhileScanning = false
+    private(set) var createConnectionsWhileScanning = 0
+    private(set) var createConnectionsAccepted = 0
 
     init(leFeatures: LEFeatures, supportedCommands: SupportedCommands) {
         self.leFeatures = leFeatures
@@ -128,7 +133,13 @@ struct FakeController {
         case .leSetExtendedScanEnable:
             isScanning = (try? LESetExtendedScanEnableCommand(parameters: parameters).enable) ?? false
             return complete([0])
-        case .leCreateConnection, .leExtendedCreateConnection, .disconnect:
+        case .leCreateConnection, .leExtendedCreateConnection:
+            if isScanning { createConnectionsWhileScanning += 1 }
+            let refused = isScanning && rejectsInitiatingWhileScanning
+            if !refused { createConnectionsAccepted += 1 }
+            return [HCIEvent.commandStatus(HCICommandStatus(
+                status: refused ? .commandDisallowed : .success, numberOfCommandPackets: credits, opcode: opcode)).packet]
+        case .disconnect:
             return [HCIEvent.commandStatus(HCICommandStatus(status: .success, numberOfCommandPackets: credits, opcode: opcode)).packet]
         default:
             guard let length = opcode.returnParametersLength else {

@@ -138,11 +138,12 @@ public final class ConnectLink {
             case .cancelCreateConnection:
                 submit(LECreateConnectionCancelCommand())
             case .pauseScanning(let reason):
-                // The host owns scanning; controllers that cannot overlap answer the
-                // create-connection with 0x0C and the scheduler retries on its turns.
-                onLog("scanning and initiating alternate: \(reason)")
+                // Through the host's command flow, so the disable goes out before the
+                // create-connection the scheduler emits after it.
+                if !link.host.isScanningPaused { onLog("scanning paused: \(reason)") }
+                link.setScanningPaused(true)
             case .resumeScanning:
-                break
+                link.setScanningPaused(false)
             case .readRSSI(let handle, let tagIndex):
                 let token = submit(ReadRSSICommand(connectionHandle: handle))
                 rssiRequests[token] = (tagIndex, handle)
