@@ -150,14 +150,61 @@ else
   kill "$holder"; wait "$holder" 2>/dev/null
 fi
 
+# ask_host WHAT: ask the host (rig_session.py watches the share) to do WHAT to the world's
+# controller, and wait for its answer. "stop": the world drops its H4 client (the virtio
+# console behind hvc0) and refuses it until "start". QEMU's chardev reconnects by itself
+# (scripts/qemu/rig: reconnect=1); meanwhile hci0 stays registered and the bytes the
+# kernel writes are dropped, so the agent only learns of it when a command times out.
+ask_host() {
+  echo "$EPOCHREALTIME" >"$out/controller-$1.request"
+  wait_for 20 test -s "$out/controller-$1.done"
+}
+green_steady() { pad_is 0 1 && pad_is 2 0; }
+# Red lit in one of the sampler's last ~0.3 s of samples: polling the pad itself (a fork
+# or two per look, ~250 ms apart under TCG) can alias with a 4 Hz blink and see only its
+# dark half.
+red_lit() { tail -n 15 "$out/run.samples" | grep -q ' 1$'; }
+# controller_outage: while `run` scans on hci0, take the controller away until the red LED
+# has blinked for a few seconds, then give it back and wait for steady green. The times
+# (guest clock, as the samples) go to controller-outage.txt for the host-side test.
+controller_outage() {
+  local times=$out/controller-outage.txt
+  : >"$times"
+  # Scanning and settled (the lamp test is over, green is on) before the outage.
+  wait_for 60 green_steady || { echo "no steady green before the outage" >>"$times"; return; }
+  sleep 2
+  step "controller outage: stop the world's controller"
+  echo "stopped $EPOCHREALTIME" >>"$times"
+  ask_host stop || { echo "the host did not stop the controller" >>"$times"; return; }
+  # hci0 stays registered and silent: the agent notices at its next probe, within probe
+  # interval + command timeout (10 s + 2 s), and resets it (timing out) with backoff.
+  # Given back within a few seconds, before the agent gives up on resets and reopens the
+  # user channel (the kernel's own Reset on close would time out: a 2 s stall in close()).
+  if wait_for 20 red_lit; then echo "red $EPOCHREALTIME" >>"$times"; fi
+  step "controller outage: red lit; blinking for 3 s"
+  sleep 3
+  echo "restarted $EPOCHREALTIME" >>"$times"
+  ask_host start || { echo "the host did not restart the controller" >>"$times"; return; }
+  step "controller outage: controller back; waiting for steady green"
+  if wait_for 30 green_steady; then echo "recovered $EPOCHREALTIME" >>"$times"; fi
+  step "controller outage: over"
+}
+
 if ! supports run; then
   echo "run not in this build" >"$out/run.skip"
 else
-  step "run on hci0 for ${RUN_SECONDS:-40} s"
+  run_seconds=${RUN_SECONDS:-40}
+  # The outage needs a steady stretch before it, up to ~20 s itself, and time after it
+  # for the walker's decisions.
+  [ -z "$leds_chip" ] || run_seconds=${RUN_SECONDS:-65}
+  step "run on hci0 for ${run_seconds} s"
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
   [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
   # SIGTERM ends the service the way systemd does.
-  record run timeout --preserve-status -s TERM "${RUN_SECONDS:-40}" "$gateway" run --config "$out/run-config.toml"
+  record run timeout --preserve-status -s TERM "$run_seconds" "$gateway" run --config "$out/run-config.toml" &
+  runner=$!
+  [ -z "$leds_chip" ] || controller_outage
+  wait "$runner"
   [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
   record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
   step "run ended (exit $(cat "$out/run.rc"))"

@@ -64,6 +64,10 @@ class GuestRun:
     seconds: float
     results: pathlib.Path
     world_status: dict = field(default_factory=dict)
+    # The world's status just before the guest asked for the controller outage (empty
+    # when it did not ask), and the control channel's replies.
+    world_status_before_outage: dict = field(default_factory=dict)
+    outage_replies: list[str] = field(default_factory=list)
     skip_reason: str | None = None
 
     def text(self, name: str) -> str:
@@ -106,6 +110,33 @@ def skip_reason(output: str) -> str:
     return "the rig cannot run QEMU on this machine"
 
 
+class OutageOperator:
+    """The host's half of guest-tests.sh's controller outage: the guest writes
+    results/controller-stop.request (resp. -start.request) into the share, this stops the
+    world's controller (resp. lets it listen again) and answers with -stop.done."""
+
+    # Stopped "for good": the guest says when it has seen enough of the outage, and
+    # `stop-controller 0` then restarts the server at once.
+    HOLD_S = 120
+
+    def __init__(self, world, results: pathlib.Path) -> None:
+        self.world = world
+        self.results = results
+        self.status_before: dict = {}
+        self.replies: list[str] = []
+        self._done: set[str] = set()
+
+    def poll(self) -> None:
+        for what, command in (("stop", f"stop-controller {self.HOLD_S}"), ("start", "stop-controller 0")):
+            if what in self._done or not (self.results / f"controller-{what}.request").exists():
+                continue
+            self._done.add(what)
+            if what == "stop":
+                self.status_before = self.world.status()
+            self.replies.append(self.world.control(command))
+            (self.results / f"controller-{what}.done").write_text(self.replies[-1] + "\n")
+
+
 def boot_guest(gateway: pathlib.Path) -> GuestRun:
     CACHE.mkdir(parents=True, exist_ok=True)
     log = CACHE / "guest-console.log"
@@ -128,10 +159,21 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
                    "env", f"BEACON_GATEWAY_BIN={gateway}", f"HCI_ATTACH_BIN={attach}",
                    "bash", "Tests/Kernel/guest-tests.sh"]
         started = time.monotonic()
+        operator = OutageOperator(world, share / "results")
         # The console goes to a file as it comes (CI keeps it as the guest's log).
         with open(log, "w") as console:
-            status = subprocess.run(command, cwd=REPO_ROOT, stdout=console, stderr=subprocess.STDOUT,
-                                    timeout=GUEST_TIMEOUT_S + 60).returncode
+            guest = subprocess.Popen(command, cwd=REPO_ROOT, stdout=console, stderr=subprocess.STDOUT)
+            try:
+                while guest.poll() is None:
+                    operator.poll()
+                    if time.monotonic() - started > GUEST_TIMEOUT_S + 60:
+                        raise subprocess.TimeoutExpired(command, GUEST_TIMEOUT_S + 60)
+                    time.sleep(0.05)  # polling the share, not waiting for an outcome
+            finally:
+                if guest.poll() is None:
+                    guest.kill()
+                    guest.wait()
+        status = guest.returncode
         seconds = time.monotonic() - started
         output = log.read_text(errors="replace")
         world_status = world.status()
@@ -139,4 +181,5 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
         world.close()
     if status == SKIP_STATUS:
         return GuestRun(status, output, seconds, share / "results", skip_reason=skip_reason(output))
-    return GuestRun(status, output, seconds, share / "results", world_status=world_status)
+    return GuestRun(status, output, seconds, share / "results", world_status=world_status,
+                    world_status_before_outage=operator.status_before, outage_replies=operator.replies)

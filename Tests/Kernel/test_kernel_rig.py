@@ -10,6 +10,7 @@ when the binary is not built. Run from the repository root:
 
 from __future__ import annotations
 
+import datetime
 import json
 import subprocess
 
@@ -78,8 +79,10 @@ def test_the_world_answers_the_kernels_own_init_of_hci0(guest):
     attach = guest.text("attach.out")
     assert "hci0 up" in attach, f"{attach}\n{guest.text('attach.err')}\n{guest.console_tail()}"
     assert ", 0 failed" in attach, attach
-    # One virtio console, one H4 session at the world, for the kernel and every scan.
-    assert len(guest.world_status.get("sessions", [])) == 1, guest.world_status
+    # One virtio console, one H4 session at the world, for the kernel and every scan (up
+    # to the controller outage of `run`, after which QEMU connects again).
+    status = guest.world_status_before_outage or guest.world_status
+    assert len(status.get("sessions", [])) == 1, status
 
 
 # --- beacon-gateway scan on hci0 (HCI_CHANNEL_USER) --------------------------------------
@@ -220,6 +223,43 @@ def test_run_on_hci0_checks_the_walker_in_and_out(guest):
     assert "u_walk" in decided and "checkin" in decided and "checkout" in decided, guest.explain("run")
 
 
+def outage_times(guest) -> dict[str, float]:
+    """guest-tests.sh's controller-outage.txt: guest clock times of "stopped" (asked the
+    host to stop the controller), "red" (red LED first seen lit), "restarted" (asked for
+    it back), "recovered" (steady green again); a line missing when that did not happen."""
+    times = {}
+    for line in guest.text("controller-outage.txt").splitlines():
+        key, _, value = line.partition(" ")
+        try:
+            times[key] = float(value)
+        except ValueError:
+            pass
+    return times
+
+
+def outage_window(guest) -> tuple[float, float] | None:
+    """From the outage's start to a second after steady green came back (to the end of
+    the run when it did not): the samples that §9's healthy patterns do not cover."""
+    times = outage_times(guest)
+    if "stopped" not in times:
+        return None
+    return times["stopped"], times.get("recovered", float("inf")) + 1.0
+
+
+def log_seconds(line: str) -> float | None:
+    """The UTC time at the start of a terminal log line (2026-11-22T06:10:23.456Z ...)."""
+    stamp = line.split(" ", 1)[0]
+    try:
+        parsed = datetime.datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%fZ")
+    except ValueError:
+        return None
+    return parsed.replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+def decision_lines(guest) -> list[str]:
+    return [line for line in guest.text("run.err").splitlines() if "event=checkin" in line or "event=checkout" in line]
+
+
 def test_run_leds_follow_section_9(guest):
     skip_unless(guest, "run")
     skip_unless(guest, "leds")
@@ -228,14 +268,64 @@ def test_run_leds_follow_section_9(guest):
     # All on at start (lamp test, 300 ms).
     assert any(sample[1:] == (1, 1, 1) for sample in samples[: len(samples) // 4]), samples[:40]
     # Then, from a second after the lamp test: green steady while scanning, amber off (no
-    # server is configured), red off (the controller is healthy) ...
+    # server is configured), red off (the controller is healthy) ... (outside the
+    # controller outage, which test_run_red_blinks_4_hz_while_the_controller_is_gone checks).
     lamp_test_end = max(sample[0] for sample in samples if sample[1:] == (1, 1, 1))
-    steady = [sample for sample in samples if sample[0] - lamp_test_end > 1.0]
+    window = outage_window(guest)
+    healthy = lambda seconds: window is None or not window[0] <= seconds <= window[1]  # noqa: E731
+    steady = [sample for sample in samples if sample[0] - lamp_test_end > 1.0 and healthy(sample[0])]
     assert sum(sample[1] for sample in steady) >= 0.8 * len(steady), states_in_order(steady)[:40]
     assert not any(sample[2] or sample[3] for sample in steady), states_in_order(steady)[:40]
     # ... and two short green blinks at each checkin and checkout: at least one dark
     # interval of green per decision (a busy CI host may miss the second of a pair).
-    decisions = sum(guest.text("run.err").count(f"event={kind}") for kind in ("checkin", "checkout"))
-    assert decisions >= 2, guest.explain("run")
+    decided_at = [log_seconds(line) for line in decision_lines(guest)]
+    assert len(decided_at) >= 2, guest.explain("run")
+    decisions = sum(1 for seconds in decided_at if seconds is None or healthy(seconds))
     dips = sum(1 for before, after in zip(steady, steady[1:]) if before[1] == 1 and after[1] == 0)
     assert dips >= decisions, f"{dips} green blinks for {decisions} decisions: {states_in_order(steady)[:60]}"
+
+
+def transitions(samples, pad: int) -> list[float]:
+    """Times at which one pad (1 green, 2 amber, 3 red) changed value."""
+    return [after[0] for before, after in zip(samples, samples[1:]) if before[pad] != after[pad]]
+
+
+def test_run_red_blinks_4_hz_while_the_controller_is_gone_then_green_again(guest):
+    skip_unless(guest, "run")
+    skip_unless(guest, "leds")
+    times = outage_times(guest)
+    context = f"outage {times}, host replies {guest.outage_replies}\n{guest.explain('run')}"
+    assert {"stopped", "red", "restarted"} <= set(times), context
+    assert guest.outage_replies and guest.outage_replies[0].startswith("OK controller stopped"), context
+    samples = pad_samples(guest, "run.samples")
+    # While the controller is gone (from the red LED's first light to the host's restart):
+    # red blinks at 4 Hz, i.e. 125 ms on, 125 ms off, 8 changes a second. Judged by the
+    # count (a TCG guest's timers and the sampler both jitter), within a third.
+    down = [sample for sample in samples if times["red"] <= sample[0] <= times["restarted"]]
+    span = down[-1][0] - down[0][0] if len(down) > 1 else 0.0
+    assert span >= 2.0, f"only {span:.2f} s of samples while down: {context}"
+    changes = transitions(down, 3)
+    rate = len(changes) / span
+    assert 8 * 2 / 3 <= rate <= 8 * 4 / 3, f"red changed {len(changes)} times in {span:.2f} s: {states_in_order(down)[:40]}"
+    lit = [after - before for before, after in zip(changes, changes[1:])]
+    lit.sort()
+    median = lit[len(lit) // 2]
+    assert 0.08 <= median <= 0.2, f"median red phase {median * 1000:.0f} ms (125 expected): {lit}"
+    # Not scanning: green off the whole time, but for the two blinks of a decision (the
+    # walker, unheard, may be checked out meanwhile).
+    decided_at = [seconds for seconds in map(log_seconds, decision_lines(guest)) if seconds is not None]
+    unexplained = [sample for sample in down
+                   if sample[1] and not any(0 <= sample[0] - seconds <= 0.6 for seconds in decided_at)]
+    assert not unexplained, f"green lit while down at {[sample[0] for sample in unexplained][:20]}: {states_in_order(down)[:40]}"
+
+    # The controller back: steady green, red off, from a second after recovery to the end.
+    assert "recovered" in times, context
+    after = [sample for sample in samples if sample[0] > times["recovered"] + 1.0]
+    assert len(after) > 50, f"{len(after)} samples after recovery: {context}"
+    assert sum(sample[1] for sample in after) >= 0.8 * len(after), states_in_order(after)[:40]
+    assert not any(sample[3] for sample in after), states_in_order(after)[:40]
+    # QEMU connected again: a new session at the world (a fresh controller, which the
+    # agent reset and set scanning again: it delivered reports).
+    sessions = guest.world_status.get("sessions", [])
+    assert len(sessions) >= 2 and sessions[0]["closeReason"] == "controller stopped", guest.world_status
+    assert sessions[-1]["reports"] > 0, guest.world_status
