@@ -1,8 +1,6 @@
-import TOMLKit
-
-/// A parsed TOML value, copied out of TOMLKit's C++-backed tree at once so validation works
+/// A parsed TOML value, copied out of toml++'s tree (``TOMLDocument``) so validation works
 /// on plain Sendable values.
-indirect enum ConfigValue: Sendable {
+enum ConfigValue: Sendable {
     case string(String)
     case integer(Int)
     case float(Double)
@@ -32,35 +30,6 @@ indirect enum ConfigValue: Sendable {
         case .table: true
         case .array: typeName == "array of tables"
         default: false
-        }
-    }
-
-    init(_ table: TOMLTable) {
-        var values = [String: ConfigValue]()
-        for key in table.keys {
-            guard let value = table[key] else { continue }
-            values[key] = ConfigValue(value)
-        }
-        self = .table(values)
-    }
-
-    init(_ node: TOMLValueConvertible) {
-        switch node.type {
-        case .string: self = node.string.map(ConfigValue.string) ?? .other(typeName: "string")
-        case .int: self = node.int.map(ConfigValue.integer) ?? .other(typeName: "integer")
-        case .double: self = node.double.map(ConfigValue.float) ?? .other(typeName: "float")
-        case .bool: self = node.bool.map(ConfigValue.boolean) ?? .other(typeName: "boolean")
-        case .table:
-            if let table = node.table { self = ConfigValue(table) } else { self = .other(typeName: "table") }
-        case .array:
-            if let array = node.array {
-                self = .array(array.map { ConfigValue($0) })
-            } else {
-                self = .other(typeName: "array")
-            }
-        case .date: self = .other(typeName: "date")
-        case .time: self = .other(typeName: "time")
-        case .dateTime: self = .other(typeName: "date-time")
         }
     }
 }

@@ -4,12 +4,15 @@
 /// pass (internal, not Sendable).
 final class Diagnostics {
     let file: String
-    let index: SourceIndex
+    private let text: String
+    /// Where every key is written: built on the first issue only. A valid 2,000-person file
+    /// would otherwise hold ~20,000 paths (several MiB) only to say nothing (issue 3).
+    private lazy var index = SourceIndex(text: text)
     private var issues: [ConfigIssue] = []
 
-    init(file: String, index: SourceIndex) {
+    init(file: String, text: String) {
         self.file = file
-        self.index = index
+        self.text = text
     }
 
     var isEmpty: Bool { issues.isEmpty }

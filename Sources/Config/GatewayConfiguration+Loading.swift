@@ -1,5 +1,3 @@
-import TOMLKit
-
 extension GatewayConfiguration {
     /// Configuration files larger than this are refused before parsing (a real one is a
     /// few kilobytes; this bounds memory whatever the path points at).
@@ -47,28 +45,21 @@ extension GatewayConfiguration {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
         }
-        let index = SourceIndex(text: text)
-        if let hazard = index.parserHazard {
+        if let hazard = SourceIndex.parserHazard(in: text) {
             throw ConfigurationError(issues: [ConfigIssue(
                 file: file, line: hazard.line, key: "", message: "TOML syntax error: \(hazard.message)"
             )])
         }
-        let table: TOMLTable
+        let root: [String: ConfigValue]
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigurationError(issues: [ConfigIssue(
-                file: file, line: max(error.source.begin.line, 0), key: "",
-                message: "TOML syntax error: \(error.description)"
-            )])
+            root = try TOMLDocument.parse(text)
         } catch {
-            throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "TOML syntax error: \(error)")])
-        }
-        guard case let .table(root) = ConfigValue(table) else {
-            throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "is not a TOML document")])
+            throw ConfigurationError(issues: [ConfigIssue(
+                file: file, line: max(error.line, 0), key: "", message: "TOML syntax error: \(error.message)"
+            )])
         }
 
-        let diagnostics = Diagnostics(file: file, index: index)
+        let diagnostics = Diagnostics(file: file, text: text)
         let decoder = ConfigurationDecoder(
             diagnostics: diagnostics, fileSystem: fileSystem, baseDirectory: directory(of: file)
         )
@@ -80,7 +71,7 @@ extension GatewayConfiguration {
                 issues = [ConfigIssue(file: file, line: 0, key: "", message: "invalid configuration")]
             }
             let ledsAlone = ConfigurationDecoder(
-                diagnostics: Diagnostics(file: file, index: index), fileSystem: fileSystem, baseDirectory: directory(of: file)
+                diagnostics: Diagnostics(file: file, text: text), fileSystem: fileSystem, baseDirectory: directory(of: file)
             ).decodeLEDsAlone(root: root)
             throw ConfigurationError(issues: issues, salvagedLEDs: ledsAlone)
         }

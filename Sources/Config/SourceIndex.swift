@@ -26,6 +26,16 @@ struct SourceIndex: Sendable {
     }
 
     init(text: String) {
+        self.init(text: text, recordingLines: true)
+    }
+
+    /// Only the ``parserHazard`` check: the same walk without remembering any line, for
+    /// every document before it reaches the parser.
+    static func parserHazard(in text: String) -> (line: Int, message: String)? {
+        SourceIndex(text: text, recordingLines: false).parserHazard
+    }
+
+    private init(text: String, recordingLines: Bool) {
         var scanner = Scanner(bytes: Array(text.utf8))
         // The path of the table the following keys belong to.
         var table = ConfigPath.root
@@ -34,7 +44,7 @@ struct SourceIndex: Sendable {
         var arrayCounts: [ConfigPath: Int] = [:]
 
         func record(_ path: ConfigPath, line: Int) {
-            if lines[path] == nil { lines[path] = line }
+            if recordingLines, lines[path] == nil { lines[path] = line }
         }
 
         func resolve(_ keys: [String], appendingElement: Bool) -> ConfigPath {
@@ -68,14 +78,16 @@ struct SourceIndex: Sendable {
                     parserHazard = (scanner.line, "a table header needs a name after '[', e.g. [presence] or [[person]]")
                 }
                 let keys = scanner.dottedKey()
-                table = resolve(keys, appendingElement: isArray)
+                if recordingLines { table = resolve(keys, appendingElement: isArray) }
                 scanner.skipRestOfLine()
             } else {
                 let keys = scanner.dottedKey()
-                var path = table
-                for key in keys {
-                    path = path.appending(key)
-                    record(path, line: scanner.line)
+                if recordingLines {
+                    var path = table
+                    for key in keys {
+                        path = path.appending(key)
+                        record(path, line: scanner.line)
+                    }
                 }
                 if scanner.peek() == UInt8(ascii: "=") {
                     scanner.advance()
