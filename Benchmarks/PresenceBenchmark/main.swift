@@ -236,7 +236,8 @@ func runBenchmark() {
     let noiseSeconds = elapsed(noiseStart)
     print("noise       \(rate(noiseCount, noiseSeconds))  (keys → TagMatcher → dropped; \(noiseMatched) matched by mistake)")
     print("engine      \(engine.personCount.formatted3) persons; ring buffers \(settings.samplesPerTag) samples × \(tagCount.formatted3) tags "
-        + "= \((settings.samplesPerTag * tagCount * 9 / 1024).formatted3) KiB")
+        // Per sample: an Int32 time (ms after the ring's epoch) and an Int8 RSSI.
+        + "= \((settings.samplesPerTag * tagCount * (MemoryLayout<Int32>.size + MemoryLayout<Int8>.size) / 1024).formatted3) KiB")
 }
 
 runBenchmark()

@@ -36,7 +36,11 @@ public final class Store {
         self.path = path
         self.configuration = configuration
         connection = try SQLiteConnection(path: path, busyTimeoutMillis: configuration.busyTimeoutMillis)
-        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF;")
+        // cache_size: 512 KiB instead of SQLite's 2 MiB. The outbox is appended at its end
+        // and read from its oldest undelivered row, so few pages are hot; the kernel's page
+        // cache holds the rest of the file anyway, and on a Pi the agent's memory is what
+        // counts (issue 3).
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF; PRAGMA cache_size=-512;")
         try Self.migrate(connection)
         statements = try Statements(connection)
         undeliveredEstimate = 0

@@ -1,18 +1,55 @@
 /// The median filter: each tag's samples in a ring inside the engine's flat arrays.
+///
+/// Ring times are Int32 milliseconds after `ringEpoch`. A window is at most a week
+/// (6.1 × 10⁸ ms) and Int32 reaches 2.1 × 10⁹ ms, so once offsets pass
+/// ``ringRebaseAfterMilliseconds`` (~12 days) the epoch moves up to one window before
+/// the newest sample and every stored offset moves with it; offsets too old to
+/// represent become `Int32.min`, which every horizon has passed. Sub-millisecond
+/// differences are dropped, which moves a window's edge by under a millisecond.
 extension PresenceEngine {
+    /// How far past `ringEpoch` a sample may be before the epoch is moved up.
+    static let ringRebaseAfterMilliseconds: Int64 = 1 << 30
+
+    /// Milliseconds from `ringEpoch` to `time`, rounded down (also for times before it).
+    func ringOffset(_ time: Int64) -> Int64 {
+        let delta = time &- ringEpoch
+        return delta >= 0 ? delta / 1_000_000 : -((999_999 &- delta) / 1_000_000)
+    }
+
+    /// The stored time at `index` of the flat ring arrays, in nanoseconds.
+    func ringTime(at index: Int) -> Int64 {
+        ringEpoch &+ Int64(ringTimes[index]) &* 1_000_000
+    }
+
+    /// `time` as a ring entry, moving the epoch first when it is that far behind.
+    mutating func ringEntry(_ time: Int64) -> Int32 {
+        if ringEpoch == Self.never { ringEpoch = time }
+        var offset = ringOffset(time)
+        if offset > Self.ringRebaseAfterMilliseconds {
+            let shift = ringOffset(time &- limits.window)
+            ringEpoch = ringEpoch &+ shift &* 1_000_000
+            for index in ringTimes.indices {
+                ringTimes[index] = Int32(clamping: Int64(ringTimes[index]) &- shift)
+            }
+            offset = ringOffset(time)
+        }
+        return Int32(clamping: offset)
+    }
+
     /// Appends a sample to the tag's ring, overwriting the oldest when full.
     mutating func append(slot: Int, time: Int64, rssi: Int8) {
+        let entry = ringEntry(time)
         let base = slot &* capacity
         let count = Int(tags[slot].count)
         let head = Int(tags[slot].head)
         if count < capacity {
             var position = head &+ count
             if position >= capacity { position &-= capacity }
-            ringTimes[base &+ position] = time
+            ringTimes[base &+ position] = entry
             ringRSSI[base &+ position] = rssi
             tags[slot].count = Int32(count &+ 1)
         } else {
-            ringTimes[base &+ head] = time
+            ringTimes[base &+ head] = entry
             ringRSSI[base &+ head] = rssi
             tags[slot].head = head &+ 1 == capacity ? 0 : Int32(head &+ 1)
         }
@@ -21,7 +58,8 @@ extension PresenceEngine {
 
     /// Drops the samples that are no longer in `(now − window, now]`.
     mutating func expire(slot: Int, now: Int64) {
-        let horizon = now &- limits.window
+        guard tags[slot].count > 0 else { return }
+        let horizon = Int32(clamping: ringOffset(now &- limits.window))
         let base = slot &* capacity
         var head = Int(tags[slot].head)
         var count = Int(tags[slot].count)

@@ -48,7 +48,7 @@ extension PresenceEngine {
                 var position = Int(tag.head) + i
                 if position >= old.capacity { position -= old.capacity }
                 let index = previous * old.capacity + position
-                append(slot: slot, time: old.ringTimes[index], rssi: old.ringRSSI[index])
+                append(slot: slot, time: old.ringTime(at: index), rssi: old.ringRSSI[index])
             }
         }
         for person in persons.indices {

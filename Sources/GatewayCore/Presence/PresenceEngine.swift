@@ -55,9 +55,14 @@ public struct PresenceEngine: Sendable {
     /// Matcher tag index → slot in `tags`, −1 for none.
     var slotByTagIndex: [Int32] = []
     var personById: [String: Int32] = [:]
-    /// All tags' rings, `capacity` entries per tag slot: times (ns) and RSSI (dBm).
-    var ringTimes: [Int64] = []
+    /// All tags' rings, `capacity` entries per tag slot: times and RSSI (dBm). Times are
+    /// milliseconds after `ringEpoch` (see `PresenceEngine+Filter`): half the memory of
+    /// nanoseconds, which at 2,000 persons × 2 tags × 64 samples is 1 MiB (issue 3).
+    var ringTimes: [Int32] = []
     var ringRSSI: [Int8] = []
+    /// The instant (ns) ring times count from; set by the first sample, moved forward
+    /// before offsets could overflow. Kept across `build` so a reload can copy rings.
+    var ringEpoch = PresenceEngine.never
     var capacity: Int
     var minSamples: Int
     /// The settings in the units the hot path compares (ns, dBm), computed once.
