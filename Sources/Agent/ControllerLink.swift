@@ -36,6 +36,9 @@ public final class ControllerLink {
     public var onCommandFinished: (HostCommandResult, Instant) -> Void = { _, _ in }
     /// The last reason the transport could not be used, for the final message.
     public private(set) var lastTransportError: TransportError?
+    /// For a replay, from its first replayed packet on: how recorded times map onto the
+    /// loop's (reports are handed up at the time they were recorded).
+    public private(set) var replayTimeline: ReplayTimeline?
 
     /// Errors after which reopening is pointless; everything else is retried with backoff.
     private let isPermanent: (TransportError) -> Bool
@@ -145,9 +148,10 @@ public final class ControllerLink {
         transport.close()
     }
 
-    /// The packets of one read arrived together: their reports share one `now`.
+    /// The packets of one read arrived together: their reports share one time, `now` —
+    /// or, for a replay, when they were recorded.
     private func received(_ packets: [HCIPacket]) {
-        let now = loop.now
+        let now = timeOfReceivedPackets()
         guard let onAdvertisingReport else {
             for packet in packets {
                 if stopped { return }
@@ -175,6 +179,15 @@ public final class ControllerLink {
             }
             feed(.packetReceived(packets[index]))
         }
+    }
+
+    private func timeOfReceivedPackets() -> Instant {
+        let now = loop.now
+        guard let recorded = transport.recordedTimeMicroseconds else { return now }
+        var timeline = replayTimeline ?? ReplayTimeline(origin: now, recordedMicroseconds: recorded)
+        let instant = timeline.instant(forRecorded: recorded)
+        replayTimeline = timeline
+        return instant
     }
 
     /// Hands out the reports of an advertising report event, read in place when they need

@@ -68,6 +68,8 @@ public final class GatewayAgent {
     var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
     /// READY=1 goes out once, when scanning first starts.
     var announcedReady = false
+    /// Event timestamps follow a replay's recorded clock (set at its first report).
+    var followsReplayClock = false
     /// Connections and proofs (SPEC §5, §6); nil when no tag ever needs a connection.
     var proofs: ProofSupport?
 
@@ -136,7 +138,8 @@ public final class GatewayAgent {
             self.loop.stop()
         }
         link.onExhausted = { [unowned self] in
-            // A replay has ended: let the presence timers run out in replay time, then stop.
+            // A replay has ended, at its last recorded report: visits still open then
+            // stay open (the closing line counts them), as they would at a live door.
             self.log.log(.info, "replay finished")
             self.loop.stop()
         }
@@ -241,6 +244,11 @@ public final class GatewayAgent {
     // MARK: Ingest (the hot path)
 
     func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
+        followReplayClock()
+        // Deadlines due by these reports' time first: the loop's timer fires them too,
+        // but a replay's time runs ahead of the loop's, and order matters to presence.
+        let due = presence.advance(to: now)
+        if !due.isEmpty { handle(due, at: now) }
         for report in reports {
             guard let rssi = report.rssi else { continue }
             let keys = AdvertisementKeys(scanning: report.data)
@@ -256,6 +264,21 @@ public final class GatewayAgent {
         }
         armPresenceTimer()
         updateWantedConnections(at: now)
+    }
+
+    /// A replay decides on the capture's clock: event timestamps are when the capture
+    /// was recorded (once, at its first report; see `ReplayTimeline`).
+    func followReplayClock() {
+        guard !followsReplayClock, let timeline = link?.replayTimeline else { return }
+        followsReplayClock = true
+        // Whole milliseconds: the anchor moves back by the recorded sub-millisecond part.
+        let microseconds = timeline.originMicroseconds
+        var milliseconds = microseconds / 1000
+        if microseconds % 1000 < 0 { milliseconds -= 1 }
+        let remainder = microseconds - milliseconds * 1000
+        presence.wallClock = WallClockMapping(
+            anchor: Instant(nanoseconds: timeline.origin.nanoseconds &- remainder &* 1000), wallMilliseconds: milliseconds
+        )
     }
 
     // MARK: Presence events

@@ -29,6 +29,12 @@ public final class BTSnoopReplayTransport: HCITransport {
     public let path: String
     /// Recorded packets handed out per `receive()`, so the loop can run timers in between.
     public var batchSize = 64
+    /// A batch ends early at a record more than this far (either way) from the batch's
+    /// first: the packets of one `receive()` share one time, so it must be close to all
+    /// of theirs.
+    public var batchTimeSpanMicroseconds: Int64 = 10_000
+    /// The recorded time of the last replayed record handed out (see the protocol).
+    public private(set) var recordedTimeMicroseconds: Int64?
     /// Bytes read from the file at a time: large enough that reading costs nothing next to
     /// parsing, small enough not to show in the agent's peak memory.
     static let chunkSize = 256 << 10
@@ -81,6 +87,7 @@ public final class BTSnoopReplayTransport: HCITransport {
         answers = []
         failure = nil
         replayedPacketCount = 0
+        recordedTimeMicroseconds = nil
         skippedRecordCount = 0
         // Read the header now, so a file that is no capture fails at open, not mid-run.
         do throws(TransportError) {
@@ -107,13 +114,25 @@ public final class BTSnoopReplayTransport: HCITransport {
         var packets = answers
         answers.removeAll()
         guard controller.scanningEnabled else { return packets }
+        var batchStart: Int64?
         do throws(TransportError) {
             while !replayFinished && packets.count < batchSize {
-                guard let packet = try nextReplayablePacket() else {
+                guard let record = try nextReplayableRecord() else {
                     replayFinished = true
                     break
                 }
-                packets.append(packet)
+                let time = record.timestampMicroseconds
+                if let start = batchStart {
+                    let distance = time.subtractingReportingOverflow(start)
+                    if distance.overflow || distance.partialValue.magnitude > batchTimeSpanMicroseconds.magnitude {
+                        lookahead = record
+                        break
+                    }
+                } else {
+                    batchStart = time
+                }
+                packets.append(record.packet)
+                recordedTimeMicroseconds = time
                 replayedPacketCount += 1
             }
         } catch {
@@ -131,7 +150,7 @@ public final class BTSnoopReplayTransport: HCITransport {
 
     public func flush() throws(TransportError) {}
 
-    private func nextReplayablePacket() throws(TransportError) -> HCIPacket? {
+    private func nextReplayableRecord() throws(TransportError) -> BTSnoop.Record? {
         while true {
             let next: BTSnoop.Record?
             if let lookahead {
@@ -141,7 +160,7 @@ public final class BTSnoopReplayTransport: HCITransport {
                 next = try nextRecord()
             }
             guard let record = next else { return nil }
-            if ReplayController.shouldReplay(record) { return record.packet }
+            if ReplayController.shouldReplay(record) { return record }
             skippedRecordCount += 1
         }
     }

@@ -41,6 +41,7 @@ public final class CapturingTransport: HCITransport {
     public var hasPendingOutput: Bool { inner.hasPendingOutput }
     public var framingErrors: Int { inner.framingErrors }
     public var isExhausted: Bool { inner.isExhausted }
+    public var recordedTimeMicroseconds: Int64? { inner.recordedTimeMicroseconds }
     /// Records written to the capture so far.
     public var capturedRecordCount: Int { writer?.recordCount ?? 0 }
 

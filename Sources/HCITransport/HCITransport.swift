@@ -39,4 +39,12 @@ public protocol HCITransport: AnyObject {
     var framingErrors: Int { get }
     /// `true` when the transport has nothing more to give, ever (a replay that ended).
     var isExhausted: Bool { get }
+    /// When the packets of the last `receive()` were first received, in microseconds since
+    /// the Unix epoch: a replay's recorded time. `nil` for live transports, whose packets
+    /// arrive now.
+    var recordedTimeMicroseconds: Int64? { get }
+}
+
+extension HCITransport {
+    public var recordedTimeMicroseconds: Int64? { nil }
 }

@@ -114,6 +114,30 @@ final class BTSnoopReplayTests: XCTestCase {
         XCTAssertTrue(batches.allSatisfy { $0.count <= 3 }, "\(batches.map(\.count))")
     }
 
+    /// The packets of one `receive()` share one time (the consumer stamps them with it),
+    /// so a batch never spans more than `batchTimeSpanMicroseconds` of recorded time.
+    func testBatchesSpanLittleRecordedTimeAndCarryIt() throws {
+        let start: Int64 = 1_700_000_000_000_000
+        let offsets: [Int64] = [0, 5_000, 20_000, 21_000, 1_000_000, 999_000]
+        var bytes = BTSnoop.fileHeader(datalink: .h4)
+        for (index, offset) in offsets.enumerated() {
+            bytes += BTSnoop.encodeRecord(BTSnoop.Record(
+                direction: .controllerToHost, packet: Packets.advertisingReport(address: UInt8(index + 1), rssi: -60),
+                timestampMicroseconds: start + offset))
+        }
+        let transport = try openReplay(bytes)
+        XCTAssertNil(transport.recordedTimeMicroseconds, "nothing replayed yet")
+        try transport.send(Packets.setScanEnable(true))
+        var batches: [(count: Int, time: Int64?)] = []
+        while transport.hasPendingInput {
+            let packets = try transport.receive()
+            batches.append((packets.count, transport.recordedTimeMicroseconds.map { $0 - start }))
+        }
+        // The enable's answer rides with the first two; a step back within the span stays.
+        XCTAssertEqual(batches.map(\.count), [3, 2, 2])
+        XCTAssertEqual(batches.map(\.time), [5_000, 21_000, 999_000])
+    }
+
     func testCorruptRecordIsAnErrorAfterTheGoodOnes() throws {
         var bytes = capture([(.controllerToHost, Packets.advertisingReport(address: 1, rssi: -50))])
         // A record header whose included length is zero: impossible.

@@ -473,6 +473,44 @@ def test_capture_of_a_run_replays_through_run_to_the_same_checkin(gateway_bin, w
     assert events_of(outbox(gateway_bin, replay_config)) == [("checkin", "u_01")]
 
 
+def test_replay_decides_on_the_recorded_clock(gateway_bin, agents, tmp_path):
+    """A capture of one visit — at the door for 5 s, then 8 s farther away — replayed in
+    well under a second of wall time gives its checkin and its checkout, stamped with
+    the times it was recorded (leave_after_s = 2 runs in recorded seconds)."""
+    from bgworld import ad, hcibytes
+    recorded_start_us = calendar.timegm((2025, 3, 1, 8, 0, 0)) * 1_000_000
+    address = bytes.fromhex("C0FFEE112233")[::-1]
+    data = ad.ibeacon(DEMO_UUID, 200, 1, -59)
+    capture = tmp_path / "visit.btsnoop"
+    with capture.open("wb") as file:
+        file.write(btsnoop.header())
+        for step in range(130):  # every 100 ms for 13 s
+            rssi = -55 if step < 50 else -90
+            packet = hcibytes.legacy_reports_event([hcibytes.legacy_report(hcibytes.ADV_NONCONN_IND, 1, address, data, rssi)])
+            file.write(btsnoop.record(packet, btsnoop.flags_for(packet), recorded_start_us + step * 100_000))
+    config = write_config(tmp_path, f"btsnoop:{capture}", [0])
+    replay = agents(gateway_bin, config)
+    assert replay.process.wait(timeout=30) == 0, replay.log()[-3000:]
+    rows = outbox(gateway_bin, config)
+    assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], replay.log()[-3000:]
+    checkin, checkout = (row["event"] for row in rows)
+    # Checkin at the second strong sample (min_samples = 2); the checkout's timestamp is
+    # when UNCONFIRMED began: the first window of weak samples (window_s = 1), 5.x s in;
+    # decided 2 s (leave_after_s) later, all on 2025-03-01.
+    assert checkin["timestamp"] == "2025-03-01T08:00:00.100Z", checkin
+    assert checkin["visitStart"] == checkin["timestamp"]
+    assert "2025-03-01T08:00:05.000Z" <= checkout["timestamp"] <= "2025-03-01T08:00:06.000Z", checkout
+    assert checkout["visitStart"] == checkin["timestamp"]
+    assert checkout["decidedAt"] == iso_after(checkout["timestamp"], 2.0), checkout
+
+
+def iso_after(timestamp: str, seconds: float) -> str:
+    """`2025-03-01T08:00:05.300Z` plus `seconds`, in the same form."""
+    whole, millis = timestamp.rstrip("Z").split(".")
+    base = calendar.timegm(time.strptime(whole, "%Y-%m-%dT%H:%M:%S")) * 1000 + int(millis) + round(seconds * 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(base // 1000)) + f".{base % 1000:03d}Z"
+
+
 def test_sighup_during_visits_keeps_them(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, distance=1.0)))
     config = write_config(tmp_path, world.transport, [0, 1])

@@ -189,7 +189,8 @@ final class ScanSession {
     }
 
     private func printClosingOutput() {
-        let snapshots = table.snapshots(now: loop.now)
+        // A replay ends at its last recorded report, so rates are per recorded second.
+        let snapshots = table.snapshots(now: link?.replayTimeline?.latest ?? loop.now)
         switch options.output {
         case .json:
             var text = ""
