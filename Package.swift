@@ -47,7 +47,7 @@ let package = Package(
         ),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCITransport", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], path: "Tests/GatewayCoreTests"),
-        .testTarget(name: "ConfigTests", dependencies: ["Config"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

@@ -115,10 +115,9 @@ public final class GatewayAgent {
         startLEDs()
         startForwarder()
 
-        let spec: TransportSpec
+        let spec = configuration.bluetooth.transport
         let transport: any HCITransport
         do {
-            spec = try TransportSpec(parsing: configuration.bluetooth.transport.description)
             transport = try makeTransport(spec, capturePath: options.capturePath)
         } catch {
             return .failed(error.message)

@@ -1,3 +1,4 @@
+import HCITransport
 import GatewayCore
 
 /// Turns a parsed document into a ``GatewayConfiguration``, section by section, reporting
@@ -67,10 +68,25 @@ struct ConfigurationDecoder {
         defer { table.reportUnknownKeys() }
         var result = Bluetooth()
         if let text = table.string("transport") {
-            if let transport = BluetoothTransport(text) {
-                result.transport = transport
-            } else {
-                table.report("transport", #"must be "hciN", "tcp:HOST:PORT", "serial:/dev/TTY[@BAUD]" or "btsnoop:FILE", got "# + quoted(text))
+            // The transport layer's own parser: what validates here is what opens at run.
+            let forms = #"must be "hciN", "tcp:HOST:PORT", "serial:/dev/TTY[@BAUD]" or "btsnoop:FILE", got "# + quoted(text)
+            do throws(TransportError) {
+                let transport = try TransportSpec(parsing: text)
+                if case let .serial(path, _) = transport, !path.hasPrefix("/") {
+                    // The service runs in /, so a relative device path means nothing there.
+                    table.report("transport", forms + " (the serial device needs an absolute path, e.g. serial:/dev/ttyACM0)")
+                } else {
+                    result.transport = transport
+                }
+            } catch {
+                switch error {
+                case let .invalidSpec(_, reason) where reason != TransportSpec.unknownKindReason:
+                    table.report("transport", forms + " (\(reason))")
+                case .unsupportedBaudRate:
+                    table.report("transport", "\(error)")
+                default:
+                    table.report("transport", forms)
+                }
             }
         }
         result.scan = table.choice("scan", of: GatewayConfiguration.ScanMode.self) ?? result.scan

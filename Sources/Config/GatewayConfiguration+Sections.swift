@@ -1,3 +1,4 @@
+import HCITransport
 extension GatewayConfiguration {
     /// `[gateway]`
     public struct Gateway: Hashable, Sendable {
@@ -29,7 +30,7 @@ extension GatewayConfiguration {
 
     /// `[bluetooth]`
     public struct Bluetooth: Hashable, Sendable {
-        public var transport: BluetoothTransport
+        public var transport: TransportSpec
         public var scan: ScanMode
         /// The tags' advertising interval, 20…10240 ms; scan timing derives from it.
         public var tagIntervalMilliseconds: Int
@@ -40,7 +41,7 @@ extension GatewayConfiguration {
         /// from `tagIntervalMilliseconds`, for Pis whose Wi-Fi shares the radio.
         public var scanDuty: Double?
 
-        public init(transport: BluetoothTransport = .hci(index: 0), scan: ScanMode = .passive,
+        public init(transport: TransportSpec = .userChannel(index: 0), scan: ScanMode = .passive,
                     tagIntervalMilliseconds: Int = 700, connectMode: ConnectMode = .acceptList,
                     maxConnections: Int = 3, scanDuty: Double? = nil) {
             self.transport = transport

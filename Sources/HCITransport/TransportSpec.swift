@@ -13,6 +13,9 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
         "hciN (e.g. hci0), tcp:HOST:PORT (e.g. tcp:127.0.0.1:9000 or tcp:[::1]:9000), "
         + "serial:PATH[@BAUD] (e.g. serial:/dev/ttyACM0@1000000) or btsnoop:FILE"
 
+    /// The reason given for text that names no transport kind at all.
+    public static let unknownKindReason = "unknown kind"
+
     /// hci_dev is 16 bits and 0xFFFF means "no device".
     static let maximumAdapterIndex = 0xFFFE
 
@@ -35,6 +38,9 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
                 if host.contains(":") { throw invalid("write an IPv6 address in brackets, as in tcp:[::1]:9000") }
             }
             guard !host.isEmpty else { throw invalid("missing HOST") }
+            guard !host.contains(where: { $0.isWhitespace || $0 == "/" || $0 == "[" || $0 == "]" }) else {
+                throw invalid("HOST must be a host name or an IP address")
+            }
             guard let port = Self.decimal(portText), (1 ... 65535).contains(port) else {
                 throw invalid("PORT must be a number from 1 to 65535")
             }
@@ -59,7 +65,7 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
             }
             self = .userChannel(index: index)
         } else {
-            throw invalid("unknown kind")
+            throw invalid(Self.unknownKindReason)
         }
     }
 
@@ -67,7 +73,7 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .userChannel(let index): "hci\(index)"
         case .tcp(let host, let port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
-        case .serial(let path, let baud): "serial:\(path)@\(baud)"
+        case .serial(let path, let baud): baud == SerialBaudRate.default ? "serial:\(path)" : "serial:\(path)@\(baud)"
         case .btsnoop(let path): "btsnoop:\(path)"
         }
     }

@@ -1,6 +1,7 @@
 import Config
 import GatewayCore
 import HCI
+import HCITransport
 import XCTest
 
 final class ValidConfigurationTests: XCTestCase {
@@ -157,7 +158,7 @@ final class ValidConfigurationTests: XCTestCase {
         XCTAssertEqual(config, GatewayConfiguration(gateway: .init(id: "door-1")))
         XCTAssertEqual(config.gateway.stateDirectory, "/var/lib/beacon-gateway")
         XCTAssertEqual(config.gateway.logLevel, .info)
-        XCTAssertEqual(config.bluetooth.transport, .hci(index: 0))
+        XCTAssertEqual(config.bluetooth.transport, .userChannel(index: 0))
         XCTAssertEqual(config.bluetooth.scan, .passive)
         XCTAssertEqual(config.bluetooth.tagIntervalMilliseconds, 700)
         XCTAssertEqual(config.bluetooth.connectMode, .acceptList)
@@ -201,20 +202,36 @@ final class ValidConfigurationTests: XCTestCase {
         XCTAssertNil(config.advertise?.iBeacon)
     }
 
-    func testTransportForms() {
-        XCTAssertEqual(BluetoothTransport("hci1"), .hci(index: 1))
-        XCTAssertEqual(BluetoothTransport("tcp:localhost:1234"), .tcp(host: "localhost", port: 1234))
-        XCTAssertEqual(BluetoothTransport("tcp:[::1]:1234"), .tcp(host: "::1", port: 1234))
-        XCTAssertEqual(BluetoothTransport("serial:/dev/ttyACM0"), .serial(path: "/dev/ttyACM0", baudRate: 1_000_000))
-        XCTAssertEqual(BluetoothTransport("serial:/dev/ttyACM0@115200"), .serial(path: "/dev/ttyACM0", baudRate: 115_200))
-        XCTAssertEqual(BluetoothTransport("btsnoop:capture.log"), .btsnoop(path: "capture.log"))
-        for bad in ["", "hci", "hcix", "hci99999999", "tcp:host", "tcp::80", "tcp:host:0", "tcp:host:70000",
-                    "serial:", "serial:ttyACM0", "serial:/dev/tty@", "serial:/dev/tty@fast", "btsnoop:", "usb:1"] {
-            XCTAssertNil(BluetoothTransport(bad), bad)
+    /// `[bluetooth] transport` goes through the transport layer's own parser, plus one rule
+    /// of the service's: a serial device by absolute path.
+    func testTransportForms() throws {
+        func transport(_ text: String) throws -> TransportSpec {
+            try GatewayConfiguration.parse(text: "[gateway]\nid = \"g\"\n[bluetooth]\ntransport = \"\(text)\"\n",
+                                           file: "gateway.toml", fileSystem: InMemoryFileSystem()).bluetooth.transport
+        }
+        XCTAssertEqual(try transport("hci1"), .userChannel(index: 1))
+        XCTAssertEqual(try transport("tcp:localhost:1234"), .tcp(host: "localhost", port: 1234))
+        XCTAssertEqual(try transport("tcp:[::1]:1234"), .tcp(host: "::1", port: 1234))
+        XCTAssertEqual(try transport("serial:/dev/ttyACM0"), .serial(path: "/dev/ttyACM0", baud: 1_000_000))
+        XCTAssertEqual(try transport("serial:/dev/ttyACM0@115200"), .serial(path: "/dev/ttyACM0", baud: 115_200))
+        XCTAssertEqual(try transport("btsnoop:capture.log"), .btsnoop(path: "capture.log"))
+        for bad in ["", "hci", "hcix", "hci99999999", "tcp:host", "tcp::80", "tcp:host:0", "tcp:host:70000", "tcp:a b:80",
+                    "serial:", "serial:ttyACM0", "serial:/dev/tty@", "serial:/dev/tty@fast", "serial:/dev/tty@12345",
+                    "btsnoop:", "usb:1"] {
+            XCTAssertThrowsError(try transport(bad), bad)
         }
         for text in ["hci0", "tcp:localhost:1234", "tcp:[::1]:1234", "serial:/dev/ttyACM0", "serial:/dev/ttyS0@115200", "btsnoop:x"] {
-            XCTAssertEqual(BluetoothTransport(text)?.description, text)
+            XCTAssertEqual(try transport(text).description, text)
         }
+    }
+
+    func testTransportIssuesSayWhy() {
+        assertIssues("[gateway]\nid = \"g\"\n[bluetooth]\ntransport = \"tcp:host\"\n", [
+            #"gateway.toml:4: bluetooth.transport: must be "hciN", "tcp:HOST:PORT", "serial:/dev/TTY[@BAUD]" or "btsnoop:FILE", got "tcp:host" (missing :PORT)"#,
+        ])
+        assertIssues("[gateway]\nid = \"g\"\n[bluetooth]\ntransport = \"serial:/dev/ttyACM0@12345\"\n", [
+            "gateway.toml:4: bluetooth.transport: unsupported serial speed 12345: use one of " + SerialBaudRate.supported.map(String.init).joined(separator: ", "),
+        ])
     }
 
     func testExampleFileIsValid() throws {

@@ -50,7 +50,7 @@ final class SerialTransportTests: XCTestCase {
     func testBytesFlowBothWays() throws {
         let (main, path) = try openPseudoTerminal()
         let transport = try openTransport(path: path)
-        XCTAssertEqual(transport.name, "serial:\(path)@1000000")
+        XCTAssertEqual(transport.name, "serial:\(path)", "the default speed is left out, as users write it")
 
         let expected = [Packets.resetComplete, Packets.advertisingReport(address: 9, rssi: -42)]
         let bytes = expected.flatMap(\.h4Bytes)

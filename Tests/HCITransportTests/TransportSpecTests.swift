@@ -14,8 +14,10 @@ final class TransportSpecTests: XCTestCase {
     }
 
     func testDescriptionRoundTrips() throws {
-        for text in ["hci3", "tcp:10.0.0.1:80", "tcp:[fe80::1]:9000", "serial:/dev/ttyAMA0@3000000", "btsnoop:x.log"] {
+        for text in ["hci3", "tcp:10.0.0.1:80", "tcp:[fe80::1]:9000", "serial:/dev/ttyAMA0@3000000",
+                     "serial:/dev/ttyACM0", "btsnoop:x.log"] {
             let spec = try TransportSpec(parsing: text)
+            XCTAssertEqual(spec.description, text, "written back as the user wrote it (default baud left out)")
             XCTAssertEqual(try TransportSpec(parsing: spec.description), spec, text)
         }
     }
@@ -24,7 +26,7 @@ final class TransportSpecTests: XCTestCase {
         let invalid = [
             "", "hci", "hci-1", "hci+1", "hci 0", "hci99999999999", "hci65535", "bluetooth0",
             "tcp:", "tcp:host", "tcp::80", "tcp:host:0", "tcp:host:65536", "tcp:host:http", "tcp:::1:80",
-            "tcp:[::1]", "tcp:[::1:80", "tcp:[]:80", "serial:", "serial:@115200", "serial:/dev/x@fast", "btsnoop:",
+            "tcp:[::1]", "tcp:[::1:80", "tcp:[]:80", "tcp:a b:80", "tcp:a/b:80", "serial:", "serial:@115200", "serial:/dev/x@fast", "btsnoop:",
         ]
         for text in invalid {
             XCTAssertThrowsError(try TransportSpec(parsing: text), text) { error in

@@ -50,13 +50,7 @@ struct CalibrateCommand: ParsableCommand {
             printError("calibrate: no tag \"\(tag)\" in \(config) (tags: \(known.isEmpty ? "none" : known))")
             throw GatewayExitCode.configurationError
         }
-        let spec: TransportSpec
-        do {
-            spec = try TransportSpec(parsing: transport ?? configuration.bluetooth.transport.description)
-        } catch {
-            printError("--transport: \(error.description)")
-            throw GatewayExitCode.configurationError
-        }
+        let spec = try transportSpec(option: transport, otherwise: configuration.bluetooth.transport)
         let session = CalibrationSession(
             transport: spec,
             tag: ConfiguredTag(tagId: configuredTag.id, personId: person.id, identities: configuredTag.identities),

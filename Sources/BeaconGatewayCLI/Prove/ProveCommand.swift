@@ -59,14 +59,7 @@ struct ProveCommand: ParsableCommand {
             printError("prove: tag \"\(tag)\" has no key: set its key or [security] master_key_file")
             throw GatewayExitCode.configurationError
         }
-        let spec: TransportSpec
-        do {
-            spec = try TransportSpec(parsing: configuration.bluetooth.transport.description)
-        } catch {
-            printError("transport: \(error.description)")
-            throw GatewayExitCode.configurationError
-        }
-        let session = ProveSession(configuration: configuration, target: target, transport: spec,
+        let session = ProveSession(configuration: configuration, target: target, transport: configuration.bluetooth.transport,
                                    timeout: .milliseconds(Int64(timeout * 1000)), count: count, tries: tries, json: json)
         switch session.run() {
         case .proven:

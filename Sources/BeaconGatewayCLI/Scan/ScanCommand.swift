@@ -53,14 +53,7 @@ struct ScanCommand: ParsableCommand {
                 throw GatewayExitCode.configurationError
             }
         }
-        let transportText = transport ?? configuration?.bluetooth.transport.description ?? "hci0"
-        let spec: TransportSpec
-        do {
-            spec = try TransportSpec(parsing: transportText)
-        } catch {
-            printError("--transport: \(error.description)")
-            throw GatewayExitCode.configurationError
-        }
+        let spec = try transportSpec(option: transport, otherwise: configuration?.bluetooth.transport ?? .userChannel(index: 0))
         let options = ScanSession.Options(
             transport: spec,
             seconds: seconds,
