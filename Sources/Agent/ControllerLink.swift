@@ -40,6 +40,9 @@ public final class ControllerLink {
     /// loop's (reports are handed up at the time they were recorded).
     public private(set) var replayTimeline: ReplayTimeline?
 
+    /// How soon to try again when the transport is still closing from the last time.
+    static let stillClosingRetry: Duration = .milliseconds(100)
+
     /// Errors after which reopening is pointless; everything else is retried with backoff.
     private let isPermanent: (TransportError) -> Bool
 
@@ -69,7 +72,8 @@ public final class ControllerLink {
         open()
     }
 
-    /// Stops everything and gives the controller back (for `hciN`, to the kernel).
+    /// Stops everything and gives the controller back (for `hciN`, to the kernel; that
+    /// finishes in the background: see `waitUntilClosed(timeout:)`).
     public func stop() {
         stopped = true
         if let hostTimer { _ = loop.cancel(hostTimer) }
@@ -79,6 +83,12 @@ public final class ControllerLink {
         driver?.stop()
         driver = nil
         transport.close()
+    }
+
+    /// After `stop()`, at process exit: blocks until the transport's close has finished
+    /// (the adapter is back with the kernel), or `timeout` passed; `false` then.
+    public func waitUntilClosed(timeout: Duration) -> Bool {
+        transport.waitUntilClosed(timeout: timeout)
     }
 
     /// Sends a command of a layer above (connections, accept list, advertising) through
@@ -116,6 +126,12 @@ public final class ControllerLink {
         guard !stopped else { return }
         do {
             try transport.open()
+        } catch .adapterStillClosing {
+            // Our own last close is still under way (the kernel resets the controller
+            // on close): not a failure of the controller, so no backoff step; look again
+            // shortly, so scanning resumes as soon as the adapter is back.
+            scheduleOpen(after: Self.stillClosingRetry)
+            return
         } catch {
             lastTransportError = error
             if isPermanent(error) {
@@ -134,6 +150,14 @@ public final class ControllerLink {
         self.driver = driver
         driver.start()
         feed(.transportOpened)
+    }
+
+    private func scheduleOpen(after wait: Duration) {
+        if let reopenTimer { _ = loop.cancel(reopenTimer) }
+        reopenTimer = loop.schedule(after: wait) { [unowned self] in
+            self.reopenTimer = nil
+            self.open()
+        }
     }
 
     private func transportFailed(_ error: TransportError) {
@@ -240,11 +264,7 @@ public final class ControllerLink {
             closeTransport()
         case .reopenTransport(let wait):
             closeTransport()
-            if let reopenTimer { _ = loop.cancel(reopenTimer) }
-            reopenTimer = loop.schedule(after: wait) { [unowned self] in
-                self.reopenTimer = nil
-                self.open()
-            }
+            scheduleOpen(after: wait)
         case .advertisingReports(let reports):
             deliver(reports, now: now)
         case .stateChanged(let state):

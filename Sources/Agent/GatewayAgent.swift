@@ -180,6 +180,8 @@ public final class GatewayAgent {
         stopLEDs()
         retryUncommitted()
         savePresence(all: true)
+        // Last, so saving overlapped with the close of the transport that stop() started.
+        link?.waitForHandBack(log: log)
         log.log(.notice, "stopped", [
             "checkins": "\(counters.checkins)", "checkouts": "\(counters.checkouts)",
             "open_visits": "\(presence.openVisits)",

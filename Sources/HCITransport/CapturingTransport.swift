@@ -67,6 +67,10 @@ public final class CapturingTransport: HCITransport {
         writer = nil
     }
 
+    public func waitUntilClosed(timeout: Duration) -> Bool {
+        inner.waitUntilClosed(timeout: timeout)
+    }
+
     public func receive() throws(TransportError) -> [HCIPacket] {
         let packets = try inner.receive()
         for packet in packets { record(packet, .controllerToHost) }

@@ -24,6 +24,9 @@ final class DescriptorStream {
     static let maximumReadsPerReceive = 16
 
     let kind: Kind
+    /// Gives a descriptor back: close(2), or a hand-over to a `BackgroundCloser` where
+    /// close(2) can block (hciN).
+    private let closeDescriptor: (Int32) -> Void
     private(set) var fileDescriptor: Int32 = -1
     private var framer = H4Framer()
     private(set) var framingErrors = 0
@@ -33,12 +36,18 @@ final class DescriptorStream {
     private var queuedBytes = 0
     private var peerClosed = false
 
-    init(kind: Kind) {
+    init(kind: Kind, closeDescriptor: @escaping (Int32) -> Void = DescriptorStream.closeAtOnce) {
         self.kind = kind
+        self.closeDescriptor = closeDescriptor
         readBuffer = [UInt8](repeating: 0, count: Self.readBufferSize)
     }
 
     deinit { close() }
+
+    /// close(2) on the caller's thread: quick for sockets and ttys that are not hciN.
+    static func closeAtOnce(_ fileDescriptor: Int32) {
+        _ = Glibc.close(fileDescriptor)
+    }
 
     var isOpen: Bool { fileDescriptor >= 0 }
     var hasPendingOutput: Bool { !outgoing.isEmpty }
@@ -52,7 +61,7 @@ final class DescriptorStream {
     }
 
     func close() {
-        if fileDescriptor >= 0 { _ = Glibc.close(fileDescriptor) }
+        if fileDescriptor >= 0 { closeDescriptor(fileDescriptor) }
         fileDescriptor = -1
         outgoing.removeAll()
         outgoingOffset = 0

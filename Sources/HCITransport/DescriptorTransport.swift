@@ -6,8 +6,9 @@ import HCI
 public class DescriptorTransport: HCITransport {
     let stream: DescriptorStream
 
-    init(kind: DescriptorStream.Kind) {
-        stream = DescriptorStream(kind: kind)
+    /// - Parameter closeDescriptor: how a descriptor is given back (see `DescriptorStream`).
+    init(kind: DescriptorStream.Kind, closeDescriptor: @escaping (Int32) -> Void = DescriptorStream.closeAtOnce) {
+        stream = DescriptorStream(kind: kind, closeDescriptor: closeDescriptor)
     }
 
     public var name: String { preconditionFailure("each transport names itself") }
@@ -30,6 +31,8 @@ public class DescriptorTransport: HCITransport {
     }
 
     public func close() { stream.close() }
+    /// Nothing to wait for unless the subclass closes in the background.
+    public func waitUntilClosed(timeout: Duration) -> Bool { true }
     public func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
     public func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
     public func flush() throws(TransportError) { try stream.flush() }

@@ -13,8 +13,13 @@ public protocol HCITransport: AnyObject {
 
     /// Connects to the controller. Opening an open transport is an error-free no-op.
     func open() throws(TransportError)
-    /// Gives the controller back (for `hciN`, the kernel takes it over again).
+    /// Gives the controller back (for `hciN`, the kernel takes it over again). Never
+    /// blocks: what takes long (`hciN`) finishes in the background.
     func close()
+    /// Blocks until what `close()` left under way has finished, or `timeout` passed;
+    /// `false` in that case. For process exit, after the loop has stopped, so the
+    /// controller is really given back before the process goes.
+    func waitUntilClosed(timeout: Duration) -> Bool
 
     /// The descriptor to wait on for readability; `nil` for a transport without one
     /// (btsnoop replay), which is polled through `hasPendingInput` instead.
@@ -47,4 +52,9 @@ public protocol HCITransport: AnyObject {
 
 extension HCITransport {
     public var recordedTimeMicroseconds: Int64? { nil }
+}
+
+extension HCITransport {
+    /// Most transports close at once: nothing is ever left to wait for.
+    public func waitUntilClosed(timeout: Duration) -> Bool { true }
 }

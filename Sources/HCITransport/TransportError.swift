@@ -14,6 +14,9 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     case noSuchAdapter(index: Int)
     case adapterManagedByKernel(index: Int)
     case userChannelTaken(index: Int)
+    /// This process's last close of the adapter has not returned yet (the kernel is
+    /// resetting the controller): retry shortly.
+    case adapterStillClosing(index: Int)
     case permissionDenied(index: Int)
     case rfkillBlocked(index: Int)
     case adapterSystemCall(index: Int, call: String, errno: Int32)
@@ -58,6 +61,9 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
                 + "or tell it to leave the adapter alone, then try again"
         case .userChannelTaken(let index):
             "another program holds the user channel of hci\(index) (EUSERS; is a second beacon-gateway running?): stop it"
+        case .adapterStillClosing(let index):
+            "hci\(index) is still being handed back to the kernel (the last close has not finished); "
+                + "opening it again waits for that"
         case .permissionDenied(let index):
             "opening hci\(index) needs CAP_NET_ADMIN (EPERM): run as root or give the binary/service the capability "
                 + "(AmbientCapabilities=CAP_NET_ADMIN, or `setcap cap_net_admin+ep` on the binary)"

@@ -6,21 +6,41 @@ import HCI
 /// Opening brings the adapter down and binds the user channel; closing hands the adapter
 /// back to the kernel. The socket delivers one whole packet per read, type byte first; it
 /// still goes through the H4 framer so every transport shares one code path.
+///
+/// Closing returns at once: the kernel answers close(2) by resetting the controller and
+/// waiting for it (~2 s when it is dead), so a `BackgroundCloser` does the waiting. Until
+/// that close has returned, `open()` throws `.adapterStillClosing`.
 public final class UserChannelTransport: DescriptorTransport {
     public let index: Int
     /// How often to retry a bind refused with EBUSY right after HCIDEVDOWN, while the
     /// kernel finishes taking the adapter down.
     public var busyRetries = 10
     public var busyRetryDelay: Duration = .milliseconds(100)
+    private let closer: BackgroundCloser
 
-    public init(index: Int) {
-        self.index = index
-        super.init(kind: .socket)
+    public convenience init(index: Int) {
+        self.init(index: index, closer: .shared)
     }
 
-    public override var name: String { "hci\(index)" }
+    init(index: Int, closer: BackgroundCloser) {
+        self.index = index
+        self.closer = closer
+        let adapter = Self.adapterName(index)
+        super.init(kind: .socket, closeDescriptor: { closer.close($0, key: adapter) })
+    }
+
+    public override var name: String { Self.adapterName(index) }
+
+    private static func adapterName(_ index: Int) -> String { "hci\(index)" }
 
     override func openDescriptor() throws(TransportError) -> Int32 {
-        try UserChannelSocket.open(index: index, busyRetries: busyRetries, retryDelay: busyRetryDelay)
+        // Binding while the last socket is still closing fails (EBUSY/EUSERS) and says
+        // another program holds the adapter, which is not so.
+        guard !closer.isClosing(name) else { throw .adapterStillClosing(index: index) }
+        return try UserChannelSocket.open(index: index, busyRetries: busyRetries, retryDelay: busyRetryDelay)
+    }
+
+    public override func waitUntilClosed(timeout: Duration) -> Bool {
+        closer.waitUntilClosed(name, timeout: timeout)
     }
 }

@@ -178,11 +178,15 @@ controller_outage() {
   ask_host stop || { echo "the host did not stop the controller" >>"$times"; return; }
   # hci0 stays registered and silent: the agent notices at its next probe, within probe
   # interval + command timeout (10 s + 2 s), and resets it (timing out) with backoff.
-  # Given back within a few seconds, before the agent gives up on resets and reopens the
-  # user channel (the kernel's own Reset on close would time out: a 2 s stall in close()).
   if wait_for 20 red_lit; then echo "red $EPOCHREALTIME" >>"$times"; fi
-  step "controller outage: red lit; blinking for 3 s"
-  sleep 3
+  # After three resets in a row time out (~8 s), the agent gives up on resets, closes the
+  # user channel and reopens it. The kernel sends its own Reset on that close and waits
+  # ~2 s for it to time out; red must keep blinking meanwhile (the host-side test reads
+  # the "reopen=yes" line's time from run.err). Given back a few seconds after that.
+  step "controller outage: red lit; waiting for the agent to reopen hci0"
+  if wait_for 40 grep -q "reopen=yes" "$out/run.err"; then echo "reopening $EPOCHREALTIME" >>"$times"; fi
+  step "controller outage: hci0 reopening; blinking for 4 s"
+  sleep 4
   echo "restarted $EPOCHREALTIME" >>"$times"
   ask_host start || { echo "the host did not restart the controller" >>"$times"; return; }
   step "controller outage: controller back; waiting for steady green"
@@ -194,9 +198,9 @@ if ! supports run; then
   echo "run not in this build" >"$out/run.skip"
 else
   run_seconds=${RUN_SECONDS:-40}
-  # The outage needs a steady stretch before it, up to ~20 s itself, and time after it
-  # for the walker's decisions.
-  [ -z "$leds_chip" ] || run_seconds=${RUN_SECONDS:-65}
+  # The outage needs a steady stretch before it, up to ~30 s itself (detection, three
+  # timed-out resets, the reopen), and time after it for the walker's decisions.
+  [ -z "$leds_chip" ] || run_seconds=${RUN_SECONDS:-80}
   step "run on hci0 for ${run_seconds} s"
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
   [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }

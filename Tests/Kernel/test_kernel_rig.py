@@ -329,3 +329,43 @@ def test_run_red_blinks_4_hz_while_the_controller_is_gone_then_green_again(guest
     sessions = guest.world_status.get("sessions", [])
     assert len(sessions) >= 2 and sessions[0]["closeReason"] == "controller stopped", guest.world_status
     assert sessions[-1]["reports"] > 0, guest.world_status
+
+
+
+def reopen_times(guest) -> list[float]:
+    """When the agent gave up on resets and reopened hci0: the times of its "controller
+    down, recovering ... reopen=yes" lines. The host closes the transport before it logs
+    them, so the close itself comes just before each (up to the kernel's ~2 s)."""
+    lines = [line for line in guest.text("run.err").splitlines() if "reopen=yes" in line]
+    return [seconds for seconds in map(log_seconds, lines) if seconds is not None]
+
+
+# Red's phase is 125 ms; a gap this long means the loop stood still (closing the user
+# channel of a dead controller blocks ~2 s in the kernel). Generous for a TCG guest.
+LONGEST_RED_PHASE_S = 0.6
+
+
+def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
+    skip_unless(guest, "run")
+    skip_unless(guest, "leds")
+    times = outage_times(guest)
+    context = f"outage {times}, host replies {guest.outage_replies}\n{guest.explain('run')}"
+    assert {"red", "reopening", "restarted"} <= set(times), context
+    # The whole time the controller was gone, which the guest stretched past the agent's
+    # close and reopen of hci0.
+    closes = [seconds for seconds in reopen_times(guest) if times["red"] <= seconds <= times["restarted"]]
+    assert closes, f"no reopen=yes line while the controller was gone: {context}"
+    samples = [sample for sample in pad_samples(guest, "run.samples") if times["red"] <= sample[0] <= times["restarted"]]
+    assert len(samples) > 20 and samples[-1][0] - closes[0] >= 2.0, f"{len(samples)} samples while down: {context}"
+    # The sampler itself must have kept up, or a gap says nothing about the agent.
+    sampler_gap = max(after[0] - before[0] for before, after in zip(samples, samples[1:]))
+    changes = [samples[0][0]] + transitions(samples, 3) + [samples[-1][0]]
+    gaps = [after - before for before, after in zip(changes, changes[1:])]
+    longest = max(gaps)
+    at = changes[gaps.index(longest)] - closes[0]
+    print(f"kernel rig: longest red phase while down {longest * 1000:.0f} ms, from {at:+.2f} s "
+          f"of the reopen=yes line (sampler's longest gap {sampler_gap * 1000:.0f} ms)")
+    assert sampler_gap < LONGEST_RED_PHASE_S / 2, f"the sampler stalled {sampler_gap * 1000:.0f} ms: {context}"
+    assert longest <= LONGEST_RED_PHASE_S, (
+        f"red stood still {longest * 1000:.0f} ms from {at:+.2f} s of the reopen=yes line "
+        f"(the event loop blocked in closing hci0?): {states_in_order(samples)[:40]}")

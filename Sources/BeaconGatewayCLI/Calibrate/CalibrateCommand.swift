@@ -132,6 +132,7 @@ final class CalibrationSession {
             fatal = "event loop failed: \(error)"
         }
         link.stop()
+        link.waitForHandBack(log: log)
         loop.stopHandlingSignals()
         if let fatal { return .failed(fatal) }
         guard let report = CalibrationReport(rssi: rssi, timesNanoseconds: times) else {

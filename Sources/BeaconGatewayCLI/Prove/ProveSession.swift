@@ -128,6 +128,7 @@ final class ProveSession {
             fatal = fatal ?? "event loop failed: \(error)"
         }
         link.stop()
+        link.waitForHandBack(log: LogSink())
         loop.stopHandlingSignals()
         if let fatal { return .failed(fatal) }
         if timedOut {

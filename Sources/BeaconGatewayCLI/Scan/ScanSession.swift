@@ -114,6 +114,7 @@ final class ScanSession {
             fatal = fatal ?? "event loop failed: \(error)"
         }
         link.stop()
+        link.waitForHandBack(log: log)
         loop.stopHandlingSignals()
 
         if let fatal { return .failed(fatal) }
