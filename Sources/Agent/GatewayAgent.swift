@@ -44,6 +44,8 @@ public final class GatewayAgent {
     var configuration: GatewayConfiguration
     let loop: EventLoop
     let systemClock = SystemClock()
+    /// The wall clock event times follow (`followSystemClock`); a test steps it.
+    var readWallClock: () -> Int64 = { SystemClock().wallMilliseconds }
     var log: LogSink
     var store: Store?
     var link: ControllerLink?
@@ -246,6 +248,7 @@ public final class GatewayAgent {
 
     func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
         followReplayClock()
+        followSystemClock()
         // Deadlines due by these reports' time first: the loop's timer fires them too,
         // but a replay's time runs ahead of the loop's, and order matters to presence.
         let due = presence.advance(to: now)
@@ -266,6 +269,25 @@ public final class GatewayAgent {
         armPresenceTimer()
         updateWantedConnections(at: now)
     }
+
+    /// Event times follow the system's wall clock as it is now, not as it was at start: a
+    /// Pi without a real-time clock boots with a stale time (fake-hwclock's last save)
+    /// until NTP steps it, and a mapping fixed at start would keep every later event off
+    /// by that step until the next restart. An open visit keeps the start its checkin
+    /// had (the engine fixes it at the checkin), so its checkout pairs with it.
+    func followSystemClock() {
+        guard !followsReplayClock, link?.replayTimeline == nil else { return }
+        let now = loop.now
+        let current = WallClockMapping(anchor: now, wallMilliseconds: readWallClock())
+        let step = current.wallMilliseconds(at: now) &- presence.wallClock.wallMilliseconds(at: now)
+        if step.magnitude >= Self.reportedClockStepMilliseconds {
+            log.log(.notice, "wall clock stepped", ["by_ms": "\(step)"])
+        }
+        presence.wallClock = current
+    }
+
+    /// Smaller differences are the two clocks' reading jitter and NTP's slewing.
+    static let reportedClockStepMilliseconds: UInt64 = 1000
 
     /// A replay decides on the capture's clock: event timestamps are when the capture
     /// was recorded (once, at its first report; see `ReplayTimeline`).
@@ -385,6 +407,7 @@ public final class GatewayAgent {
         presenceTimer = loop.schedule(at: deadline) { [unowned self] in
             self.presenceTimer = nil
             self.presenceTimerDeadline = nil
+            self.followSystemClock()
             let now = self.loop.now
             let events = self.presence.advance(to: now)
             if !events.isEmpty { self.handle(events, at: now) }
@@ -395,6 +418,7 @@ public final class GatewayAgent {
 
     func schedulePeriodicWork() {
         _ = loop.schedule(after: Self.presenceSaveInterval) { [unowned self] in
+            self.followSystemClock()
             self.retryUncommitted()
             self.savePresence(all: false)
             self.schedulePeriodicWork()

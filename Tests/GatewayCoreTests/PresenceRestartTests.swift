@@ -159,3 +159,39 @@ final class PresenceRestartTests: XCTestCase {
         }
     }
 }
+
+/// The wall clock may be stepped while a visit is open (NTP's first sync on a Pi without
+/// a real-time clock): the checkout must repeat the visit start its checkin carried.
+final class PresenceWallClockStepTests: XCTestCase {
+    private static let hour: Int64 = 3_600_000
+
+    func testCheckoutRepeatsTheCheckinsVisitStartAfterAStep() {
+        var h = PresenceHarness()
+        h.samples(-60, from: 0, to: 2)
+        guard let checkin = h.checkins.first else { return XCTFail("no checkin") }
+        // NTP steps the clock one hour ahead; the agent follows it.
+        h.engine.wallClock = WallClockMapping(anchor: h.now, wallMilliseconds: h.engine.wallClock.wallMilliseconds(at: h.now) + Self.hour)
+        h.samples(-90, from: 2, to: 4)
+        h.advance(to: 400)
+        guard let checkout = h.checkouts.first else { return XCTFail("no checkout") }
+        XCTAssertEqual(checkout.visitStartWallMilliseconds, checkin.visitStartWallMilliseconds)
+        XCTAssertEqual(checkout.visitStartWallMilliseconds, checkin.timestampWallMilliseconds)
+        XCTAssertGreaterThan(checkout.timestampWallMilliseconds, checkin.timestampWallMilliseconds + Self.hour,
+                             "times decided after the step follow the new clock")
+    }
+
+    func testRestartAfterAClockSetBackKeepsTheRecordedVisitStart() throws {
+        var h = PresenceHarness()
+        h.samples(-60, from: 0, to: 2)
+        guard let checkin = h.checkins.first, let record = h.engine.record(for: "p1") else { return XCTFail("no visit") }
+        XCTAssertEqual(record.visitStartWallMilliseconds, checkin.visitStartWallMilliseconds)
+        // The next run's clock is two hours behind the last one's.
+        var engine = PresenceEngine(settings: PresenceSettings(), persons: [PresencePerson(id: "p1", tags: [PresenceTag(index: 0, id: "t1")])])
+        let wallNow = checkin.timestampWallMilliseconds - 2 * Self.hour
+        XCTAssertEqual(engine.restore(records: [record], now: seconds(1000), wallNow: wallNow), [])
+        let events = engine.advance(to: seconds(1000 + 400))
+        let checkouts = events.compactMap { if case let .checkout(d) = $0 { d } else { nil } }
+        XCTAssertEqual(checkouts.count, 1)
+        XCTAssertEqual(checkouts.first?.visitStartWallMilliseconds, checkin.visitStartWallMilliseconds)
+    }
+}

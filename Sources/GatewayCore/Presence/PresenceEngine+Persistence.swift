@@ -4,6 +4,10 @@ import HCI
 /// The restart rule (SPEC §4): state goes out as wall-clock records and comes back with
 /// every open visit intact.
 extension PresenceEngine {
+    /// How far a recorded visit start may lie ahead of the clock at restore and still be
+    /// the one its checkin carried: a day covers any real clock correction.
+    static let plausibleClockStepMilliseconds: Int64 = 86_400_000
+
     /// The person's state to persist; the agent stores it with the event that changed it
     /// (and, for `lastSample` freshness, may store it periodically).
     public func record(for personId: String) -> PersistedPresence? {
@@ -15,7 +19,8 @@ extension PresenceEngine {
         }
         return PersistedPresence(
             personId: person.id, state: person.state,
-            visitStartWallMilliseconds: person.state.hasOpenVisit ? wall(person.visitStart) : nil,
+            visitStartWallMilliseconds: !person.state.hasOpenVisit ? nil
+                : person.visitStartWall != Self.never ? person.visitStartWall : wall(person.visitStart),
             unconfirmedSinceWallMilliseconds: person.state == .unconfirmed ? wall(person.unconfirmedSince) : nil,
             lastSampleWallMilliseconds: wall(person.lastSample),
             tagId: tag?.id ?? "", address: tag?.address ?? BluetoothAddress(rawValue: 0),
@@ -54,6 +59,7 @@ extension PresenceEngine {
             var person = persons[index]
             person.state = .outside
             person.visitStart = Self.never
+            person.visitStartWall = Self.never
             person.unconfirmedSince = Self.never
             person.unconfirmedSeries = []
             person.lastSample = lastSample ?? Self.never
@@ -84,6 +90,10 @@ extension PresenceEngine {
                     : lastSample ?? visitStart)
                 person.state = .unconfirmed
                 person.visitStart = visitStart
+                // Repeated as recorded (the checkin's idempotency key has it), even when the
+                // clock has since been set back; only a start absurdly far ahead is not.
+                person.visitStartWall = record.visitStartWallMilliseconds
+                    .flatMap { $0 <= wallNow &+ Self.plausibleClockStepMilliseconds ? $0 : nil } ?? Self.never
                 person.unconfirmedSince = since
                 if person.lastSample == Self.never { person.lastSample = since }
             }

@@ -57,6 +57,7 @@ extension PresenceEngine {
             persons[person].state = slot.state
             persons[person].lastSample = slot.lastSample
             persons[person].visitStart = slot.visitStart
+            persons[person].visitStartWall = slot.visitStartWall
             persons[person].unconfirmedSince = slot.unconfirmedSince
             persons[person].unconfirmedSeries = slot.unconfirmedSeries
             persons[person].waitingReported = slot.waitingReported

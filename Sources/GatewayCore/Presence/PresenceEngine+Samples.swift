@@ -66,6 +66,7 @@ extension PresenceEngine {
                 }
             }
             persons[person].visitStart = now
+            persons[person].visitStartWall = wallClock.wallMilliseconds(at: Instant(nanoseconds: now))
             persons[person].decidingTag = signal.tag
             persons[person].waitingReported = false
             setState(person: person, to: .present, at: now, into: &events)
@@ -105,6 +106,7 @@ extension PresenceEngine {
                   handshake: PresenceDecision.Handshake?) -> PresenceDecision {
         let slot = tag >= 0 && tag < tags.count ? tags[tag] : nil
         let visitStart = persons[person].visitStart
+        let visitStartWall = persons[person].visitStartWall
         return PresenceDecision(
             personId: persons[person].id,
             tagId: slot?.id ?? "",
@@ -116,7 +118,8 @@ extension PresenceEngine {
             visitStart: Instant(nanoseconds: visitStart),
             timestampWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: timestamp)),
             decidedAtWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: decidedAt)),
-            visitStartWallMilliseconds: wallClock.wallMilliseconds(at: Instant(nanoseconds: visitStart)),
+            visitStartWallMilliseconds: visitStartWall != Self.never
+                ? visitStartWall : wallClock.wallMilliseconds(at: Instant(nanoseconds: visitStart)),
             rssiSeries: series.map(Int.init),
             txPower: slot?.txPower.map(Int.init),
             handshake: handshake

@@ -59,6 +59,7 @@ extension PresenceEngine {
                 let silentFor = due &- slot.lastSample
                 let next: PresenceState = silentFor >= limits.awayAfter ? .outside : .nearby
                 persons[person].visitStart = Self.never
+                persons[person].visitStartWall = Self.never
                 persons[person].unconfirmedSince = Self.never
                 persons[person].unconfirmedSeries = []
                 persons[person].waitingReported = false

@@ -121,6 +121,10 @@ public struct PresenceEngine: Sendable {
         var state = PresenceState.outside
         var lastSample = PresenceEngine.never
         var visitStart = PresenceEngine.never
+        /// The visit's start in wall-clock milliseconds, fixed at its checkin: the checkout
+        /// repeats it exactly (it is in the idempotency key) even when the wall clock was
+        /// stepped in between (NTP's first sync on a Pi without a real-time clock).
+        var visitStartWall = PresenceEngine.never
         var unconfirmedSince = PresenceEngine.never
         /// The tag slot whose signal decided the last transition of the visit.
         var decidingTag: Int32
