@@ -44,8 +44,8 @@ public final class GatewayAgent {
     var configuration: GatewayConfiguration
     let loop: EventLoop
     let systemClock = SystemClock()
-    /// The wall clock event times follow (`followSystemClock`); a test steps it.
-    var readWallClock: () -> Int64 = { SystemClock().wallMilliseconds }
+    /// Stands in for `systemClock`'s wall clock in `followSystemClock` (a test steps it).
+    var readWallClock: (() -> Int64)?
     var log: LogSink
     var store: Store?
     var link: ControllerLink?
@@ -278,7 +278,7 @@ public final class GatewayAgent {
     func followSystemClock() {
         guard !followsReplayClock, link?.replayTimeline == nil else { return }
         let now = loop.now
-        let current = WallClockMapping(anchor: now, wallMilliseconds: readWallClock())
+        let current = WallClockMapping(anchor: now, wallMilliseconds: readWallClock?() ?? systemClock.wallMilliseconds)
         let step = current.wallMilliseconds(at: now) &- presence.wallClock.wallMilliseconds(at: now)
         if step.magnitude >= Self.reportedClockStepMilliseconds {
             log.log(.notice, "wall clock stepped", ["by_ms": "\(step)"])
