@@ -126,10 +126,11 @@ public final class ControllerLink {
         guard !stopped else { return }
         do {
             try transport.open()
-        } catch .adapterStillClosing {
+        } catch .adapterStillClosing, .adapterGoingDown {
             // Our own last close is still under way (the kernel resets the controller
-            // on close): not a failure of the controller, so no backoff step; look again
-            // shortly, so scanning resumes as soon as the adapter is back.
+            // on close), or the kernel is still taking the adapter down: not a failure
+            // of the controller, so no backoff step; look again shortly, so scanning
+            // resumes as soon as the adapter is ready (the transport bounds the tries).
             scheduleOpen(after: Self.stillClosingRetry)
             return
         } catch {

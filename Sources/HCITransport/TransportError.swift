@@ -17,6 +17,8 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     /// This process's last close of the adapter has not returned yet (the kernel is
     /// resetting the controller): retry shortly.
     case adapterStillClosing(index: Int)
+    /// The kernel is still taking the adapter down (bind said EBUSY); try again shortly.
+    case adapterGoingDown(index: Int)
     case permissionDenied(index: Int)
     case rfkillBlocked(index: Int)
     case adapterSystemCall(index: Int, call: String, errno: Int32)
@@ -64,6 +66,8 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .adapterStillClosing(let index):
             "hci\(index) is still being handed back to the kernel (the last close has not finished); "
                 + "opening it again waits for that"
+        case .adapterGoingDown(let index):
+            "hci\(index) is still being taken down by the kernel; opening it again shortly"
         case .permissionDenied(let index):
             "opening hci\(index) needs CAP_NET_ADMIN (EPERM): run as root or give the binary/service the capability "
                 + "(AmbientCapabilities=CAP_NET_ADMIN, or `setcap cap_net_admin+ep` on the binary)"

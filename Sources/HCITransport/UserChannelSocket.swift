@@ -6,7 +6,11 @@ import EventLoop
 
 /// The system calls that open an HCI user channel, each failure mapped to its cause.
 enum UserChannelSocket {
-    static func open(index: Int, busyRetries: Int, retryDelay: Duration) throws(TransportError) -> Int32 {
+    /// Brings the adapter down and binds its user channel. A bind refused with EBUSY (the
+    /// kernel still taking the adapter down, or bluetoothd keeping it up) is thrown as
+    /// `.adapterManagedByKernel` at once: waiting here would stall the caller's event
+    /// loop, so the transport decides whether to try again shortly.
+    static func open(index: Int) throws(TransportError) -> Int32 {
         guard (0 ... TransportSpec.maximumAdapterIndex).contains(index) else { throw .noSuchAdapter(index: index) }
         try bringDown(index: index)
 
@@ -16,7 +20,6 @@ enum UserChannelSocket {
         address.hci_dev = UInt16(index)
         address.hci_channel = UInt16(HCI_CHANNEL_USER)
 
-        var attempt = 0
         while true {
             let result = withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -25,12 +28,6 @@ enum UserChannelSocket {
             }
             if result == 0 { return fd }
             let error = errno
-            // Right after HCIDEVDOWN the kernel may still be closing the device.
-            if error == EBUSY && attempt < busyRetries {
-                attempt += 1
-                sleep(for: retryDelay)
-                continue
-            }
             if error == EINTR { continue }
             _ = close(fd)
             throw TransportError.userChannel(index: index, step: .bind, errno: error)
@@ -56,12 +53,5 @@ enum UserChannelSocket {
             if error == EALREADY { return }
             throw TransportError.userChannel(index: index, step: .bringDown, errno: error)
         }
-    }
-
-    private static func sleep(for duration: Duration) {
-        let nanoseconds = max(0, duration.nanosecondsClamped)
-        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) < 0 && errno == EINTR { request = remaining }
     }
 }

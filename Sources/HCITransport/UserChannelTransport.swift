@@ -12,19 +12,26 @@ import HCI
 /// that close has returned, `open()` throws `.adapterStillClosing`.
 public final class UserChannelTransport: DescriptorTransport {
     public let index: Int
-    /// How often to retry a bind refused with EBUSY right after HCIDEVDOWN, while the
-    /// kernel finishes taking the adapter down.
+    /// How many opens in a row may meet a bind refused with EBUSY (right after HCIDEVDOWN
+    /// the kernel may still be taking the adapter down) as `.adapterGoingDown`, which the
+    /// caller retries shortly, before it is the lasting `.adapterManagedByKernel`.
     public var busyRetries = 10
-    public var busyRetryDelay: Duration = .milliseconds(100)
+    private var busyOpens = 0
     private let closer: BackgroundCloser
+    private let openSocket: (Int) throws(TransportError) -> Int32
 
     public convenience init(index: Int) {
         self.init(index: index, closer: .shared)
     }
 
-    init(index: Int, closer: BackgroundCloser) {
+    /// - Parameter openSocket: `UserChannelSocket.open` unless a test stands in for the kernel.
+    init(index: Int, closer: BackgroundCloser,
+         openSocket: @escaping (Int) throws(TransportError) -> Int32 = { index throws(TransportError) in
+             try UserChannelSocket.open(index: index)
+         }) {
         self.index = index
         self.closer = closer
+        self.openSocket = openSocket
         let adapter = Self.adapterName(index)
         super.init(kind: .socket, closeDescriptor: { closer.close($0, key: adapter) })
     }
@@ -37,7 +44,17 @@ public final class UserChannelTransport: DescriptorTransport {
         // Binding while the last socket is still closing fails (EBUSY/EUSERS) and says
         // another program holds the adapter, which is not so.
         guard !closer.isClosing(name) else { throw .adapterStillClosing(index: index) }
-        return try UserChannelSocket.open(index: index, busyRetries: busyRetries, retryDelay: busyRetryDelay)
+        do {
+            let descriptor = try openSocket(index)
+            busyOpens = 0
+            return descriptor
+        } catch .adapterManagedByKernel where busyOpens < busyRetries {
+            busyOpens += 1
+            throw .adapterGoingDown(index: index)
+        } catch {
+            busyOpens = 0
+            throw error
+        }
     }
 
     public override func waitUntilClosed(timeout: Duration) -> Bool {

@@ -58,3 +58,54 @@ final class UserChannelTests: XCTestCase {
         XCTAssertThrowsError(try transport.receive()) { XCTAssertEqual($0 as? TransportError, .notOpen) }
     }
 }
+
+/// A bind refused with EBUSY right after HCIDEVDOWN is retried by the caller's loop, not
+/// by sleeping inside `open()`; the transport bounds how often in a row.
+final class UserChannelBusyBindTests: XCTestCase {
+    /// Opens that fail with EBUSY `busy` times, then hand out a socket.
+    private final class Kernel {
+        var busy: Int
+        var attempts = 0
+        var opened: [Int32] = []
+        init(busy: Int) { self.busy = busy }
+
+        func open(_ index: Int) throws(TransportError) -> Int32 {
+            attempts += 1
+            if busy > 0 {
+                busy -= 1
+                throw TransportError.userChannel(index: index, step: .bind, errno: EBUSY)
+            }
+            var ends: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw .notOpen }
+            opened += ends
+            return ends[0]
+        }
+    }
+
+    func testBusyBindIsRetriedByTheCallerThenOpens() throws {
+        let kernel = Kernel(busy: 3)
+        let transport = UserChannelTransport(index: 0xFFFE, closer: BackgroundCloser(), openSocket: kernel.open)
+        defer { transport.close(); kernel.opened.forEach { Glibc.close($0) } }
+        for _ in 0 ..< 3 {
+            XCTAssertThrowsError(try transport.open()) { error in
+                XCTAssertEqual(error as? TransportError, .adapterGoingDown(index: 0xFFFE))
+                XCTAssertTrue("\(error)".contains("still being taken down"), "\(error)")
+            }
+        }
+        try transport.open()
+        XCTAssertTrue(transport.isOpen)
+        XCTAssertEqual(kernel.attempts, 4, "one bind per open: no retries hidden inside")
+    }
+
+    func testLastingBusyBindBecomesTheRealErrorAndTheCountStartsAgain() {
+        let kernel = Kernel(busy: 100)
+        let transport = UserChannelTransport(index: 0xFFFE, closer: BackgroundCloser(), openSocket: kernel.open)
+        transport.busyRetries = 2
+        var errors: [TransportError?] = []
+        for _ in 0 ..< 4 {
+            XCTAssertThrowsError(try transport.open()) { errors.append($0 as? TransportError) }
+        }
+        XCTAssertEqual(errors, [.adapterGoingDown(index: 0xFFFE), .adapterGoingDown(index: 0xFFFE),
+                                .adapterManagedByKernel(index: 0xFFFE), .adapterGoingDown(index: 0xFFFE)])
+    }
+}
