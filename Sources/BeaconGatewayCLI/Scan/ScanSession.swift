@@ -194,11 +194,18 @@ final class ScanSession {
         let snapshots = table.snapshots(now: link?.replayTimeline?.latest ?? loop.now)
         switch options.output {
         case .json:
+            // Written in 64 KiB pieces: 16,384 advertisers would otherwise be one ~5 MB
+            // string on top of the table at the process's peak.
+            let piece = 64 * 1024
             var text = ""
-            text.reserveCapacity(snapshots.count * 300)
+            text.reserveCapacity(piece + 1024)
             for snapshot in snapshots {
                 text += snapshot.jsonLine(final: true)
                 text += "\n"
+                if text.utf8.count >= piece {
+                    writeStandardOutput(text)
+                    text.removeAll(keepingCapacity: true)
+                }
             }
             writeStandardOutput(text)
         case .liveTable, .finalTable:
