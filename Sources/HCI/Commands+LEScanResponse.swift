@@ -32,7 +32,7 @@ public struct LESetScanResponseDataCommand: HCICommand {
 
 /// Extended: LE Set Extended Scan Response Data (one fragment, at most 251 bytes; a set
 /// with legacy PDU properties takes at most 31).
-public struct LESetExtendedScanResponseDataCommand: HCICommand {
+public struct LESetExtendedScanResponseDataCommand: LEExtendedDataFragmentCommand {
     public static let opcode = Opcode.leSetExtendedScanResponseData
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
     public static let maximumFragmentLength = 251
@@ -50,27 +50,5 @@ public struct LESetExtendedScanResponseDataCommand: HCICommand {
         self.operation = operation
         self.fragmentPreference = fragmentPreference
         self.data = data
-    }
-
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        let used = data.prefix(Self.maximumFragmentLength)
-        bytes.append(handle)
-        bytes.append(operation.rawValue)
-        bytes.append(fragmentPreference)
-        bytes.append(UInt8(used.count))
-        bytes.append(contentsOf: used)
-    }
-
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        handle = try reader.u8()
-        operation = Operation(rawValue: try reader.u8())
-        fragmentPreference = try reader.u8()
-        let length = Int(try reader.u8())
-        guard length <= Self.maximumFragmentLength else {
-            throw .invalidValue(reader.context, field: .dataLength, value: length)
-        }
-        data = Array(try reader.slice(length))
-        try reader.requireEnd()
     }
 }
