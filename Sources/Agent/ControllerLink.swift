@@ -47,8 +47,7 @@ public final class ControllerLink {
     private let isPermanent: (TransportError) -> Bool
 
     private var driver: TransportDriver?
-    private var hostTimer: EventLoop.TimerHandle?
-    private var hostTimerDeadline: Instant?
+    private lazy var hostTimer = DeadlineTimer(loop: loop) { [unowned self] in self.feed(.timerFired) }
     private var reopenTimer: EventLoop.TimerHandle?
     private var actions: [HostAction] = []
     private var pendingInputs: [HostInput] = []
@@ -76,9 +75,8 @@ public final class ControllerLink {
     /// finishes in the background: see `waitUntilClosed(timeout:)`).
     public func stop() {
         stopped = true
-        if let hostTimer { _ = loop.cancel(hostTimer) }
+        hostTimer.cancel()
         if let reopenTimer { _ = loop.cancel(reopenTimer) }
-        hostTimer = nil
         reopenTimer = nil
         driver?.stop()
         driver = nil
@@ -292,16 +290,6 @@ public final class ControllerLink {
     }
 
     private func armHostTimer() {
-        let deadline = host.nextDeadline
-        guard deadline != hostTimerDeadline else { return }
-        if let hostTimer { _ = loop.cancel(hostTimer) }
-        hostTimer = nil
-        hostTimerDeadline = deadline
-        guard let deadline, !stopped else { return }
-        hostTimer = loop.schedule(at: deadline) { [unowned self] in
-            self.hostTimer = nil
-            self.hostTimerDeadline = nil
-            self.feed(.timerFired)
-        }
+        hostTimer.arm(at: stopped ? nil : host.nextDeadline)
     }
 }

@@ -58,8 +58,7 @@ public final class GatewayAgent {
     var dirtyPersons: Set<String> = []
     /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
     var uncommitted: [PresenceEvent] = []
-    var presenceTimer: EventLoop.TimerHandle?
-    var presenceTimerDeadline: Instant?
+    lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
     var fatal: String?
     var stopping = false
     var counters = Counters()
@@ -398,22 +397,16 @@ public final class GatewayAgent {
     // MARK: Timers
 
     func armPresenceTimer() {
-        let deadline = presence.nextDeadline
-        guard deadline != presenceTimerDeadline else { return }
-        if let presenceTimer { _ = loop.cancel(presenceTimer) }
-        presenceTimer = nil
-        presenceTimerDeadline = deadline
-        guard let deadline else { return }
-        presenceTimer = loop.schedule(at: deadline) { [unowned self] in
-            self.presenceTimer = nil
-            self.presenceTimerDeadline = nil
-            self.followSystemClock()
-            let now = self.loop.now
-            let events = self.presence.advance(to: now)
-            if !events.isEmpty { self.handle(events, at: now) }
-            self.armPresenceTimer()
-            self.updateWantedConnections(at: now)
-        }
+        presenceTimer.arm(at: presence.nextDeadline)
+    }
+
+    private func presenceTimerFired() {
+        followSystemClock()
+        let now = loop.now
+        let events = presence.advance(to: now)
+        if !events.isEmpty { handle(events, at: now) }
+        armPresenceTimer()
+        updateWantedConnections(at: now)
     }
 
     func schedulePeriodicWork() {

@@ -25,8 +25,12 @@ public final class ConnectLink {
     public static let commandTokenBase: UInt64 = 0xC044_0000_0000_0000
     private var nextToken: UInt64 = 0
     private var rssiRequests: [UInt64: (tagIndex: Int, handle: UInt16)] = [:]
-    private var timer: EventLoop.TimerHandle?
-    private var timerDeadline: Instant?
+    /// At the machine's next deadline: hand it the time.
+    private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
+        let now = self.link.loop.now
+        self.perform(self.scheduler.timerFired(now: now), now: now)
+    }
+
     private var family: CommandFamily = .legacy
 
     private let activeScanning: Bool
@@ -182,17 +186,6 @@ public final class ConnectLink {
     }
 
     private func armTimer() {
-        let deadline = scheduler.nextDeadline
-        guard deadline != timerDeadline else { return }
-        if let timer { _ = link.loop.cancel(timer) }
-        timer = nil
-        timerDeadline = deadline
-        guard let deadline else { return }
-        timer = link.loop.schedule(at: deadline) { [unowned self] in
-            self.timer = nil
-            self.timerDeadline = nil
-            let now = self.link.loop.now
-            self.perform(self.scheduler.timerFired(now: now), now: now)
-        }
+        timer.arm(at: scheduler.nextDeadline)
     }
 }

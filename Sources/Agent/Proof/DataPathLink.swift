@@ -18,8 +18,12 @@ public final class DataPathLink {
     public var appliesConnectionParameterUpdates = false
 
     private var exchangeHandlers: [UInt16: (Result<GATTWriteReadExchange.Completion, GATTWriteReadExchange.Failure>, Instant) -> Void] = [:]
-    private var timer: EventLoop.TimerHandle?
-    private var timerDeadline: Instant?
+    /// At the machine's next deadline: hand it the time.
+    private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
+        let now = self.link.loop.now
+        self.perform(self.dataPath.timerFired(now: now), now: now)
+    }
+
     private var nextToken: UInt64 = 0
 
     /// Tokens of the commands this class submits: a range of their own, so other users of
@@ -128,17 +132,6 @@ public final class DataPathLink {
     }
 
     private func armTimer() {
-        let deadline = dataPath.nextDeadline
-        guard deadline != timerDeadline else { return }
-        if let timer { _ = link.loop.cancel(timer) }
-        timer = nil
-        timerDeadline = deadline
-        guard let deadline else { return }
-        timer = link.loop.schedule(at: deadline) { [unowned self] in
-            self.timer = nil
-            self.timerDeadline = nil
-            let now = self.link.loop.now
-            self.perform(self.dataPath.timerFired(now: now), now: now)
-        }
+        timer.arm(at: dataPath.nextDeadline)
     }
 }
