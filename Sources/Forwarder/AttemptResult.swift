@@ -75,7 +75,7 @@ public enum DeliveryDecision: Hashable, Sendable {
             case 500 ... 599:
                 return .retry(.server, message: "HTTP \(status)", retryAfter: retryAfter, long: false)
             default:
-                return .retry(.protocolError, message: "HTTP \(status): not an answer SPEC §7 defines", retryAfter: retryAfter, long: false)
+                return .retry(.protocolError, message: "HTTP \(status): not an answer the event API defines (docs/event-api.md)", retryAfter: retryAfter, long: false)
             }
         }
     }

@@ -221,7 +221,7 @@ def count(rows: list[dict], kind: str, person: str | None = None) -> int:
 def millis(timestamp: str) -> int:
     """`2026-11-20T06:35:12.345Z` → milliseconds since the epoch."""
     match = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z", timestamp)
-    assert match, f"not a §7 timestamp: {timestamp!r}"
+    assert match, f"not an event timestamp (docs/event-api.md): {timestamp!r}"
     y, mo, d, h, mi, s, ms = (int(part) for part in match.groups())
     return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) * 1000 + ms
 
@@ -716,7 +716,7 @@ def test_sd_notify_ready_status_reloading_stopping(gateway_bin, world_factory, a
         started = time.monotonic()
         code = agent.process.wait(timeout=10)
         assert code == 0, agent.log()[-3000:]
-        assert time.monotonic() - started < 5, "a clean stop takes less than 5 s (SPEC §10)"
+        assert time.monotonic() - started < 5, "a clean stop takes less than 5 s (docs/logs-and-systemd.md)"
         assert notify.index_of("STOPPING=1", after=reloading) is not None
         # Presence survived the reload: the visit is still open at the stop.
         assert agent.lines(r"stopped checkins=1 checkouts=0 open_visits=1")
