@@ -3,7 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 
-/// The event body of SPEC §7: key, timestamps, id and the exact JSON text.
+/// The event body of docs/event-api.md: key, timestamps, id and the exact JSON text.
 final class EventBodyTests: XCTestCase {
     func testIdempotencyKeyMatchesTheSpecExample() {
         XCTAssertEqual(IdempotencyKey.make(personId: "u_1001", gatewayId: "door-lab-301", type: .checkin,
