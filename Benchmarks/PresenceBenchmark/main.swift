@@ -1,4 +1,4 @@
-// Presence engine throughput (SPEC §4 at a busy door):
+// Presence engine throughput at a busy door (see docs/presence.md):
 //   swift run -c release PresenceBenchmark [--persons 2000] [--noise 10000] [--samples 20000000] [--seed 1]
 //
 // 2,000 persons × 2 tags (iBeacon) and 10,000 noise advertisers. Tag samples follow

@@ -5,7 +5,8 @@ import HCI
 import Host
 import Store
 
-/// Proofs and connections in the door agent (SPEC §5, §6): which tags are wanted for a
+/// Proofs and connections in the door agent (see docs/proof-protocol.md,
+/// docs/persistent-connect.md): which tags are wanted for a
 /// connection, the handshake on each new one, the proof book, and what the outcomes mean
 /// for presence, the LEDs and the event log.
 final class ProofSupport {
@@ -203,7 +204,7 @@ extension GatewayAgent {
         updateWantedConnections(at: now)
     }
 
-    /// SPEC §7: `spoof_suspected`, once per lockout; its visit start is the lockout's start.
+    /// `spoof_suspected` (see docs/event-api.md), once per lockout; its visit start is the lockout's start.
     func commitSpoofSuspected(tagIndex: Int, tag: ProofSupport.TagInfo, since: Instant, roundTripMilliseconds: Int) {
         guard let store else { return }
         let wall = presence.wallClock.wallMilliseconds(at: since)

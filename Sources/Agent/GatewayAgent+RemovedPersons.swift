@@ -7,7 +7,7 @@ extension GatewayAgent {
     /// Commits the checkout of every restored-but-ignored record whose visit was open and
     /// whose person is no longer configured.
     ///
-    /// The engine cannot decide these (it no longer knows the person), yet SPEC §4
+    /// The engine cannot decide these (it no longer knows the person), yet docs/presence.md
     /// promises that a restart never loses a checkout, and a SIGHUP that removes the person
     /// commits it at once (`PresenceEngine.reconfigure`); a restart after the same edit
     /// must too. As the engine does on restart, the visit is taken to have become

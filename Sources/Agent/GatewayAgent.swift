@@ -71,7 +71,8 @@ public final class GatewayAgent {
     var announcedReady = false
     /// Event timestamps follow a replay's recorded clock (set at its first report).
     var followsReplayClock = false
-    /// Connections and proofs (SPEC §5, §6); nil when no tag ever needs a connection.
+    /// Connections and proofs (see docs/proof-protocol.md, docs/persistent-connect.md); nil
+    /// when no tag ever needs a connection.
     var proofs: ProofSupport?
 
     struct Counters {
@@ -439,7 +440,7 @@ public final class GatewayAgent {
     // MARK: Reload (SIGHUP)
 
     func reload() {
-        // RELOADING=1 … READY=1 only once started: READY=1 means "scanning" (SPEC §10), and
+        // RELOADING=1 … READY=1 only once started: READY=1 means "scanning" (see docs/logs-and-systemd.md), and
         // before that the first READY=1 still comes from the controller coming up.
         let announce = announcedReady
         if announce { notify(.reloading(at: loop.now)) }

@@ -4,7 +4,7 @@ import Journal
 import Glibc
 #endif
 
-/// The `beacon-gateway` command line (SPEC §12).
+/// The `beacon-gateway` command line (see docs/cli.md).
 @main
 struct BeaconGateway: ParsableCommand {
     static let version = "0.1.0"
@@ -19,7 +19,7 @@ struct BeaconGateway: ParsableCommand {
         ]
     )
 
-    /// Like `ParsableCommand.main()`, but usage errors exit with 2 as SPEC §12 says
+    /// Like `ParsableCommand.main()`, but usage errors exit with 2 as docs/cli.md says
     /// (the parser's own convention is 64, EX_USAGE).
     static func main() {
         do {
@@ -40,7 +40,7 @@ struct BeaconGateway: ParsableCommand {
     }
 }
 
-/// Exit codes of SPEC §12: 0 success, 1 runtime failure, 2 usage or configuration error.
+/// Exit codes (see docs/cli.md): 0 success, 1 runtime failure, 2 usage or configuration error.
 enum GatewayExitCode {
     static let runtimeFailure = ExitCode(1)
     static let configurationError = ExitCode(2)

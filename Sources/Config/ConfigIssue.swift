@@ -30,7 +30,7 @@ public struct ConfigurationError: Error, Hashable, Sendable, CustomStringConvert
     /// Never empty; sorted by line, then in the order they were found.
     public var issues: [ConfigIssue]
     /// The `[leds]` table when it was valid although the rest was not: the agent lights
-    /// red steady on these lines before it exits (SPEC §9, fatal configuration error).
+    /// red steady on these lines before it exits (fatal configuration error, see docs/leds.md).
     public var salvagedLEDs: GatewayConfiguration.LEDs?
 
     public init(issues: [ConfigIssue], salvagedLEDs: GatewayConfiguration.LEDs? = nil) {

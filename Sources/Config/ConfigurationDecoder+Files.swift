@@ -23,7 +23,7 @@ extension ConfigurationDecoder {
         return baseDirectory == "/" ? "/" + path : baseDirectory + "/" + path
     }
 
-    /// Reads the secret file named by `key` (SPEC §13): it must exist, be a readable regular
+    /// Reads the secret file named by `key` (see docs/security.md): it must exist, be a readable regular
     /// file, be closed to group and others, and hold what `check` accepts.
     func readSecret(
         _ key: String, in table: inout TableReader,

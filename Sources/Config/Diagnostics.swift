@@ -6,7 +6,8 @@ final class Diagnostics {
     let file: String
     private let text: String
     /// Where every key is written: built on the first issue only. A valid 2,000-person file
-    /// would otherwise hold ~20,000 paths (several MiB) only to say nothing (issue 3).
+    /// would otherwise hold ~20,000 paths (several MiB) only to say nothing
+    /// (the peak RSS target: README, "Benchmarks").
     private lazy var index = SourceIndex(text: text)
     private var issues: [ConfigIssue] = []
 

@@ -61,13 +61,13 @@ extension GatewayConfiguration {
         case passive, active
     }
 
-    /// How pending connections to tags are initiated (SPEC §6).
+    /// How pending connections to tags are initiated (see docs/persistent-connect.md).
     public enum ConnectMode: String, CaseIterable, Hashable, Sendable {
         case acceptList = "accept-list"
         case direct
     }
 
-    /// `[presence]`: the thresholds and timers of SPEC §4. Durations are positive and at
+    /// `[presence]`: the thresholds and timers of docs/presence.md. Durations are positive and at
     /// most ``maximumDuration``.
     public struct Presence: Hashable, Sendable {
         /// dBm, −127…20.
@@ -100,7 +100,7 @@ extension GatewayConfiguration {
         public static let minSamplesRange = 1 ... 1000
     }
 
-    /// `[server]` (SPEC §7).
+    /// `[server]` (see docs/event-api.md).
     public struct Server: Hashable, Sendable {
         /// `http://` or `https://`, with a host; events go to `{url}/v1/attendance/events`.
         public var url: String
@@ -136,7 +136,7 @@ extension GatewayConfiguration {
         }
     }
 
-    /// `[leds]`: a gpiochip and three distinct line offsets (SPEC §9).
+    /// `[leds]`: a gpiochip and three distinct line offsets (see docs/leds.md).
     public struct LEDs: Hashable, Sendable {
         /// A chip name such as `gpiochip0` or a path such as `/dev/gpiochip0`.
         public var chip: String

@@ -1,4 +1,4 @@
-/// The validated contents of `gateway.toml` (SPEC §11), defaults filled in.
+/// The validated contents of `gateway.toml` (see docs/configuration.md), defaults filled in.
 ///
 /// Built by ``GatewayConfiguration/load(path:fileSystem:)`` or
 /// ``GatewayConfiguration/parse(text:file:fileSystem:)``, which check every value, so code
@@ -10,10 +10,10 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var gateway: Gateway
     public var bluetooth: Bluetooth
     public var presence: Presence
-    /// Without `[server]` events are only stored and logged (SPEC §7).
+    /// Without `[server]` events are only stored and logged (see docs/event-api.md).
     public var server: Server?
     public var security: Security
-    /// Without `[leds]` no GPIO is touched (SPEC §9).
+    /// Without `[leds]` no GPIO is touched (see docs/leds.md).
     public var leds: LEDs?
     /// The gateway as the door's own beacon; `nil` means it does not advertise.
     public var advertise: Advertise?

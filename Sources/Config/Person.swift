@@ -5,7 +5,7 @@ public struct Person: Hashable, Sendable {
     /// Unique among persons; sent as `userId`.
     public var id: String
     public var name: String?
-    /// A check-in needs a valid proof of a genuine tag (SPEC §5).
+    /// A check-in needs a valid proof of a genuine tag (see docs/proof-protocol.md).
     public var requireProof: Bool
     /// At least one, in file order.
     public var tags: [Tag]
@@ -37,7 +37,7 @@ public struct Tag: Hashable, Sendable {
         self.track = track
     }
 
-    /// What presence follows for this tag (SPEC §6).
+    /// What presence follows for this tag (see docs/persistent-connect.md).
     public enum Track: String, CaseIterable, Hashable, Sendable {
         /// Advertisements' RSSI.
         case advertising

@@ -39,7 +39,7 @@ public struct TransportFailure: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// What the outbox does with an event after an attempt (SPEC §7).
+/// What the outbox does with an event after an attempt (see docs/event-api.md).
 public enum DeliveryDecision: Hashable, Sendable {
     /// 201 stored, 200 duplicate: done.
     case sent(status: Int)
@@ -51,9 +51,9 @@ public enum DeliveryDecision: Hashable, Sendable {
     /// the longest backoff (the server refuses our credentials: hammering it is useless).
     case retry(DeliveryErrorClass, message: String, retryAfter: String?, long: Bool)
 
-    /// Classifies an attempt exactly as SPEC §7 says.
+    /// Classifies an attempt exactly as docs/event-api.md says.
     ///
-    /// Answers §7 does not name (1xx, other 2xx, 3xx, ≥ 600) are retried as protocol
+    /// Answers docs/event-api.md does not name (1xx, other 2xx, 3xx, ≥ 600) are retried as protocol
     /// errors: a redirect to a login page or a proxy's odd answer must not lose an event,
     /// and a server that never stored it must not make us forget it.
     public static func classify(_ result: AttemptResult) -> DeliveryDecision {
@@ -75,7 +75,7 @@ public enum DeliveryDecision: Hashable, Sendable {
             case 500 ... 599:
                 return .retry(.server, message: "HTTP \(status)", retryAfter: retryAfter, long: false)
             default:
-                return .retry(.protocolError, message: "HTTP \(status): not an answer SPEC §7 defines", retryAfter: retryAfter, long: false)
+                return .retry(.protocolError, message: "HTTP \(status): not an answer the event API defines (docs/event-api.md)", retryAfter: retryAfter, long: false)
             }
         }
     }

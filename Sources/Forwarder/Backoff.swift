@@ -1,4 +1,4 @@
-/// When to try an event again after `failures` failed attempts (SPEC §7): about 0.1,
+/// When to try an event again after `failures` failed attempts (see docs/event-api.md): about 0.1,
 /// 0.5, 2 and 5 s, then doubling, never more than `maximum`; each delay spread by ±20 %
 /// jitter so gateways that lost the server together do not return in lockstep.
 public struct Backoff: Hashable, Sendable {

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// `server.ca_file` *adds* a CA (SPEC §7): libcurl is given the system bundle and the
+/// `server.ca_file` *adds* a CA (see docs/event-api.md): libcurl is given the system bundle and the
 /// file together, so the server may use either a public or a private CA.
 enum CABundle {
     /// Where Debian (and Raspberry Pi OS) keep the system's trusted CAs.

@@ -1,7 +1,7 @@
 import EventLoop
 import Store
 
-/// Delivers the outbox to the server (SPEC §7), on the event loop, without ever
+/// Delivers the outbox to the server (see docs/event-api.md), on the event loop, without ever
 /// blocking it: libcurl's multi interface runs the requests while scanning and presence
 /// go on.
 ///

@@ -1,4 +1,4 @@
-/// Where and how events are delivered (SPEC §7, `[server]`).
+/// Where and how events are delivered (see docs/event-api.md, `[server]`).
 public struct ForwarderConfiguration: Hashable, Sendable {
     /// The server's base URL; events go to `{url}/v1/attendance/events`.
     public var url: String

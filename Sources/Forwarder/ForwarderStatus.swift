@@ -1,6 +1,6 @@
 import Store
 
-/// What the amber LED shows about delivery (SPEC §9).
+/// What the amber LED shows about delivery (see docs/leds.md).
 public enum AmberIndication: Hashable, Sendable {
     /// Outbox empty or draining, server reachable (or no server configured).
     case off

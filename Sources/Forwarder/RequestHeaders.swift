@@ -1,6 +1,6 @@
 import Store
 
-/// The request headers of SPEC §7 for one event.
+/// The request headers of docs/event-api.md for one event.
 public enum RequestHeaders {
     /// Header lines, or `nil` when a value could not be sent safely (a control character
     /// would let a damaged row inject headers): the event is then a dead letter.

@@ -131,7 +131,7 @@ public struct AdvertisementSummary: Hashable, Sendable {
         identity.name = localName
         identity.serviceUUIDs = serviceUUIDs
         // An iBeacon's manufacturer data is the iBeacon; naming Apple as well would only
-        // repeat it (SPEC §12's example shows the iBeacon alone).
+        // repeat it (the example in docs/cli.md shows the iBeacon alone).
         identity.manufacturer = manufacturerData.first(where: { data in
             !(iBeacon != nil && data.company == .apple && data.data.first == IBeacon.typeIBeacon)
         })?.company
@@ -139,7 +139,7 @@ public struct AdvertisementSummary: Hashable, Sendable {
     }
 }
 
-/// What `scan` shows to identify an advertiser (SPEC §12 `identity`), plus the Eddystone
+/// What `scan` shows to identify an advertiser (`identity` in docs/cli.md), plus the Eddystone
 /// URL/telemetry the text table shows.
 public struct AdvertisementIdentity: Hashable, Sendable {
     public var iBeacon: IBeacon?

@@ -1,8 +1,8 @@
 import HCI
 
 extension AdvertiserSnapshot {
-    /// The `scan --json` line for this advertiser (SPEC §12), without the newline: keys
-    /// in the SPEC's order, `person`/`tag` null without a match, `final` true on the
+    /// The `scan --json` line for this advertiser (see docs/cli.md), without the newline: keys
+    /// in the documented order, `person`/`tag` null without a match, `final` true on the
     /// closing lines.
     public func jsonLine(final: Bool) -> String {
         var json = JSONWriter()
@@ -80,7 +80,7 @@ extension AdvertisementIdentity {
 }
 
 extension AddressType {
-    /// SPEC §12 knows two kinds: identity addresses the controller resolved count as the
+    /// `addressType` in docs/cli.md has two kinds: identity addresses the controller resolved count as the
     /// kind of their identity.
     var jsonName: String {
         switch self {

@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 
-/// Per-advertiser statistics for `scan` (SPEC §12): every device heard, not only tags.
+/// Per-advertiser statistics for `scan` (see docs/cli.md): every device heard, not only tags.
 ///
 /// Built for the per-report hot path, whose cost is memory traffic with thousands of
 /// advertisers: one integer-keyed lookup, then one 64-byte record per advertiser
@@ -314,7 +314,7 @@ public struct AdvertiserTable: Sendable {
         identity.iBeacon = identity.iBeacon ?? details.keys.iBeacon
         identity.eddystoneUID = identity.eddystoneUID ?? details.keys.eddystoneUID
 
-        // SPEC §12's example shows an iBeacon's measured power as txPower: when the report
+        // The example in docs/cli.md shows an iBeacon's measured power as txPower: when the report
         // and the data carry no TX power, the beacon's calibrated power is the best hint.
         let reportTxPower = entry.reportTxPower == Self.rssiUnavailable ? nil : entry.reportTxPower
         let txPower = reportTxPower ?? details.keys.txPowerLevel ?? details.keys.iBeacon?.measuredPower

@@ -112,7 +112,7 @@ public struct EddystoneUID: Hashable, Sendable, CustomStringConvertible {
         (0 ..< 6).map { UInt8(truncatingIfNeeded: instance >> (8 * UInt64(5 - $0))) }
     }
 
-    /// Configuration form `NAMESPACE:INSTANCE` in hex, as SPEC §3 writes it.
+    /// Configuration form `NAMESPACE:INSTANCE` in hex, as docs/identities.md writes it.
     public var description: String { "\(hex(namespaceBytes)):\(hex(instanceBytes))" }
 }
 

@@ -52,7 +52,7 @@ public struct IBeacon: Hashable, Sendable, CustomStringConvertible {
     /// The match key: UUID and (major, minor) packed into one word.
     public var key: IBeaconKey { IBeaconKey(uuid: uuid, major: major, minor: minor) }
 
-    /// Configuration form `UUID:MAJOR:MINOR`, as in SPEC §3 and `scan`'s JSON.
+    /// Configuration form `UUID:MAJOR:MINOR`, as in docs/identities.md and `scan`'s JSON.
     public var description: String { "\(uuid):\(major):\(minor)" }
 }
 

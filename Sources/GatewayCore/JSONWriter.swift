@@ -1,4 +1,4 @@
-/// A minimal JSON writer for the line formats the gateway prints, laid out as SPEC §12
+/// A minimal JSON writer for the line formats the gateway prints, laid out as docs/cli.md
 /// shows them (`{"key": value, "key": value}`).
 ///
 /// Hand-rolled rather than Foundation's JSONEncoder, which would pull Foundation (and ICU)

@@ -1,6 +1,6 @@
 import HCI
 
-/// How a configured tag is recognised in advertisements (SPEC §3).
+/// How a configured tag is recognised in advertisements (see docs/identities.md).
 public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     /// Apple iBeacon: proximity UUID (16 bytes, as transmitted), major, minor.
     case iBeacon(uuid: [UInt8], major: UInt16, minor: UInt16)

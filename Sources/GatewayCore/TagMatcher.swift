@@ -1,6 +1,6 @@
 import HCI
 
-/// One configured tag: who carries it and how it is recognised (SPEC §3, §11).
+/// One configured tag: who carries it and how it is recognised (see docs/identities.md, docs/configuration.md).
 public struct ConfiguredTag: Hashable, Sendable {
     public var tagId: String
     public var personId: String

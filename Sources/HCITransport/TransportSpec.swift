@@ -1,4 +1,4 @@
-/// A parsed `--transport` / `[bluetooth] transport` value (SPEC §2).
+/// A parsed `--transport` / `[bluetooth] transport` value (see docs/transports.md).
 public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
     /// `hciN`: the kernel's adapter N, through HCI_CHANNEL_USER.
     case userChannel(index: Int)

@@ -1,7 +1,7 @@
 import HCI
 
 extension HostLogEvent: CustomStringConvertible {
-    /// One key=value line per event, as the journal wants them (SPEC §10).
+    /// One key=value line per event, as the journal wants them (see docs/logs-and-systemd.md).
     public var description: String {
         switch self {
         case .bringUpStarted:

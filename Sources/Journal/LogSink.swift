@@ -34,7 +34,7 @@ public enum LogDestination: Sendable {
     case journalSocket(UnixDatagramSender)
 }
 
-/// One line per notable happening, `message key=value …` (SPEC §10).
+/// One line per notable happening, `message key=value …` (see docs/logs-and-systemd.md).
 ///
 /// Under systemd (JOURNAL_STREAM names our stderr) each line starts with an sd-daemon
 /// priority prefix (`<6>`) and no timestamp, since the journal adds its own; on a

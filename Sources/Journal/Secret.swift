@@ -12,7 +12,7 @@ public struct Secret<Value: Sendable>: Sendable, CustomStringConvertible, Custom
 }
 
 /// The redaction rule of log lines: a field whose key names a secret is logged as `***`,
-/// whatever its value, so a careless `["token": token]` still leaks nothing (SPEC §13).
+/// whatever its value, so a careless `["token": token]` still leaks nothing (see docs/security.md).
 public enum LogRedaction {
     public static let mask = "***"
 

@@ -2,7 +2,7 @@ import EventLoop
 
 /// One sd_notify(3) state change, as the service manager reads it from NOTIFY_SOCKET.
 public enum ServiceNotification: Hashable, Sendable {
-    /// Start-up finished: for us, once scanning (SPEC §10).
+    /// Start-up finished: for us, once scanning (see docs/logs-and-systemd.md).
     case ready
     /// A one-line summary shown by `systemctl status` (`scanning · 3 present · outbox 0`).
     case status(String)
@@ -35,7 +35,7 @@ public enum ServiceNotification: Hashable, Sendable {
         String(text.map { $0.isNewline ? " " : $0 }.prefix(512))
     }
 
-    /// SPEC §10's summary line: `scanning · 3 present · outbox 0`.
+    /// The summary line of docs/logs-and-systemd.md: `scanning · 3 present · outbox 0`.
     public static func summary(scanning: Bool, present: Int, outbox: Int) -> String {
         "\(scanning ? "scanning" : "not scanning") · \(present) present · outbox \(outbox)"
     }

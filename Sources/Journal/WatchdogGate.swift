@@ -1,7 +1,7 @@
 import EventLoop
 
 /// Decides when to send `WATCHDOG=1`: at half the service's WatchdogSec, and only while
-/// the Bluetooth controller has answered its probe recently (SPEC §10).
+/// the Bluetooth controller has answered its probe recently (see docs/logs-and-systemd.md).
 ///
 /// A controller that stops answering therefore stops the keep-alives, and systemd restarts
 /// the service after WatchdogSec — the last resort when resets and re-initialisation have

@@ -1,4 +1,4 @@
-/// The three LEDs of the door (SPEC §9).
+/// The three LEDs of the door (see docs/leds.md).
 public enum LEDColor: String, CaseIterable, Hashable, Sendable, CustomStringConvertible {
     case green
     case amber

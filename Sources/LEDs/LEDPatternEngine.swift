@@ -1,7 +1,7 @@
 import EventLoop
 
 /// Turns what the agent knows (scanning, controller down, outbox, decisions, proof
-/// failures, fatal configuration) into the LED timelines of SPEC §9.
+/// failures, fatal configuration) into the LED timelines of docs/leds.md.
 ///
 /// Pure: every input carries the instant it happened, and `levels(at:)` /
 /// `nextChange(after:)` are functions of the inputs and the instant asked about. A

@@ -1,4 +1,4 @@
-/// Where the LEDs hang: a gpiochip and one line offset per LED (SPEC §11 `[leds]`).
+/// Where the LEDs hang: a gpiochip and one line offset per LED (`[leds]` in docs/configuration.md).
 public struct LEDWiring: Hashable, Sendable {
     /// A chip name such as `gpiochip0` (looked up in `/dev`) or a path such as `/dev/gpiochip0`.
     public var chip: String

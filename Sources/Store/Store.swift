@@ -5,7 +5,7 @@
 /// command) may open the same file at the same time: WAL lets them read while the agent
 /// writes, and `busy_timeout` makes writers wait for each other instead of failing.
 ///
-/// Durability (SPEC §8): event commits run with `synchronous=FULL`, so a commit that
+/// Durability (see docs/event-api.md): event commits run with `synchronous=FULL`, so a commit that
 /// returned survives a power cut. Delivery bookkeeping (sent, retry) runs with
 /// `synchronous=NORMAL`: after a power cut it may be lost, which only means an event is
 /// sent once more under the same idempotency key and the server answers 200.
@@ -39,7 +39,7 @@ public final class Store {
         // cache_size: 512 KiB instead of SQLite's 2 MiB. The outbox is appended at its end
         // and read from its oldest undelivered row, so few pages are hot; the kernel's page
         // cache holds the rest of the file anyway, and on a Pi the agent's memory is what
-        // counts (issue 3).
+        // counts (the peak RSS target: README, "Benchmarks").
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF; PRAGMA cache_size=-512;")
         try Self.migrate(connection)
         statements = try Statements(connection)

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import XCTest
 
-/// Token, master key and CA files: existence, permissions and content (SPEC §13).
+/// Token, master key and CA files: existence, permissions and content (see docs/security.md).
 final class SecretFileIssueTests: XCTestCase {
     private var temporaryDirectory = ""
 

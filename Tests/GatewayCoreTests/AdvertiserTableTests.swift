@@ -9,7 +9,7 @@ final class AdvertiserTableTests: XCTestCase {
 
     func ms(_ value: Int64) -> Instant { Instant(nanoseconds: value * 1_000_000) }
 
-    /// 48 reports over 4.7 s, read at 5 s: the advertiser of SPEC §12's example.
+    /// 48 reports over 4.7 s, read at 5 s: the advertiser of the example in docs/cli.md.
     func specExampleTable() -> AdvertiserTable {
         var table = AdvertiserTable()
         let rssis: [Int8] = [-70, -55] + Array(repeating: -62, count: 45) + [-61]

@@ -3,7 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 
-/// The event body of SPEC §7: key, timestamps, id and the exact JSON text.
+/// The event body of docs/event-api.md: key, timestamps, id and the exact JSON text.
 final class EventBodyTests: XCTestCase {
     func testIdempotencyKeyMatchesTheSpecExample() {
         XCTAssertEqual(IdempotencyKey.make(personId: "u_1001", gatewayId: "door-lab-301", type: .checkin,
@@ -159,7 +159,7 @@ final class EventBodyTests: XCTestCase {
         XCTAssertEqual(event.idempotencyKey, IdempotencyKey.make(personId: "u_1001", gatewayId: "door-lab-301",
                                                                  type: .spoofSuspected, visitStartMilliseconds: 1_789_012_345_678))
         XCTAssertNotEqual(event.idempotencyKey, "39c4a6ba3fb70d9bc22431a88a6fce66ab54987301cacbeaf121e556553d5805",
-                          "same inputs as the SPEC's checkin example but another type")
+                          "same inputs as the checkin example of docs/event-api.md but another type")
         let body = event.jsonBody()
         XCTAssertTrue(body.contains(#""type": "spoof_suspected""#), body)
         XCTAssertTrue(body.contains(#""timestamp": "2026-09-10T03:52:25.678Z", "decidedAt": "2026-09-10T03:52:25.700Z", "visitStart": "2026-09-10T03:52:25.678Z""#), body)

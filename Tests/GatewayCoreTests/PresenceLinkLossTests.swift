@@ -2,7 +2,7 @@ import EventLoop
 import XCTest
 @testable import GatewayCore
 
-/// `linkLost` for connection-tracked tags (SPEC §6).
+/// `linkLost` for connection-tracked tags (see docs/persistent-connect.md).
 final class PresenceLinkLossTests: XCTestCase {
     func testLinkLossMakesPresentUnconfirmedAndTheVisitContinues() {
         var h = PresenceHarness()

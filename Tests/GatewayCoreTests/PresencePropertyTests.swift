@@ -5,7 +5,7 @@ import XCTest
 
 /// Thousands of seeded random trajectories — random walks of signal strength, lost
 /// reports, long gaps, proofs, reloads of the same configuration, clean restarts and
-/// crashes — checked against the invariants of SPEC §4, §7 and §8 on the events an
+/// crashes — checked against the invariants of docs/presence.md and docs/event-api.md on the events an
 /// outbox would hold.
 final class PresencePropertyTests: XCTestCase {
     struct StoredEvent {

@@ -3,7 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 
-/// The restart rule of SPEC §4: a restart in each state, through the persisted bytes.
+/// The restart rule of docs/presence.md: a restart in each state, through the persisted bytes.
 final class PresenceRestartTests: XCTestCase {
     /// Shuts `h` down at its current time, keeps the records as bytes, and boots a new
     /// engine `downtime` seconds later whose monotonic clock starts again at zero.

@@ -2,7 +2,7 @@ import EventLoop
 import XCTest
 @testable import GatewayCore
 
-/// Every transition of SPEC §4, one at a time, on a virtual clock
+/// Every transition of docs/presence.md, one at a time, on a virtual clock
 /// (defaults: enter −70, exit −75, window 3 s, 2 samples, lost 10 s, leave 180 s, away 60 s).
 final class PresenceTransitionTests: XCTestCase {
     func testAnySampleMovesOutsideToNearbyWithoutEvent() {

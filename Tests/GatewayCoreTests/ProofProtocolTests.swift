@@ -2,7 +2,7 @@ import EventLoop
 import XCTest
 @testable import GatewayCore
 
-/// SPEC §5's test vector and the properties around it.
+/// The test vector of docs/proof-protocol.md and the properties around it.
 final class ProofProtocolTests: XCTestCase {
     private let master = MasterKey(bytes: Array(0x00 ... 0x1F))!
     private let nonce: [UInt8] = Array(0xA0 ... 0xAF)

@@ -2,7 +2,7 @@ import EventLoop
 import XCTest
 @testable import Host
 
-/// The proof service's UUIDs (as SPEC §5 writes them), used as plain GATT test data.
+/// The proof service's UUIDs (as docs/proof-protocol.md writes them), used as plain GATT test data.
 enum TestUUIDs {
     static let service = uuid("327c0001652e44d5b1549f067567c974")
     static let challenge = uuid("327c0002652e44d5b1549f067567c974")

@@ -1,4 +1,4 @@
-"""`beacon-gateway leds test` (SPEC §9, §12): its errors name the chip and the line and
+"""`beacon-gateway leds test` (see docs/leds.md, docs/cli.md): its errors name the chip and the line and
 exit 1; a configuration without [leds] is a configuration error (exit 2). Real lines are
 driven by the LEDsTests XCTests on a kernel with gpio-sim."""
 

@@ -1,5 +1,5 @@
 """The outbox and the forwarder through the real binary (`outbox enqueue` / `outbox
-deliver`) against the event server (SPEC §7, §8)."""
+deliver`) against the event server (see docs/event-api.md)."""
 
 from __future__ import annotations
 

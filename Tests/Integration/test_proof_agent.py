@@ -1,5 +1,6 @@
-"""Issue 5 against the virtual world: the door agent connects through the accept list,
-proves tags, locks out clones, and keeps connection-tracked tags (SPEC §5, §6)."""
+"""Proofs and persistent connect against the virtual world: the door agent connects through the accept list,
+proves tags, locks out clones, and keeps connection-tracked tags (see
+docs/proof-protocol.md, docs/persistent-connect.md)."""
 
 from __future__ import annotations
 

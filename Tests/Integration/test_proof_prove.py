@@ -1,4 +1,4 @@
-"""`beacon-gateway prove TAG` against the virtual world (SPEC §12)."""
+"""`beacon-gateway prove TAG` against the virtual world (see docs/cli.md)."""
 
 from __future__ import annotations
 

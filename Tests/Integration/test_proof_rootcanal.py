@@ -1,4 +1,5 @@
-"""Issue 5's proof path on RootCanal, the faithful controller model: the door agent
+"""The proof path (docs/proof-protocol.md, docs/persistent-connect.md) on RootCanal, the
+faithful controller model: the door agent
 (`beacon-gateway run`) proves a genuine tag and locks out a clone exactly as it does on
 Bumble's virtual controller (test_proof_agent.py). RootCanal reports a fixed RSSI; the
 world's proxy rewrites it from the path-loss model, so presence works."""

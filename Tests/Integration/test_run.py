@@ -1,4 +1,5 @@
-"""`beacon-gateway run` end to end against the virtual world (SPEC §4, §7, §8, §10, §11).
+"""`beacon-gateway run` end to end against the virtual world (see docs/presence.md,
+docs/event-api.md, docs/logs-and-systemd.md, docs/configuration.md).
 
 People walk in and out (scenario paths, or tags pinned with `set-distance`); the agent
 decides checkins and checkouts with a time-compressed [presence] section, commits them to
@@ -161,7 +162,7 @@ def agents():
 
 @pytest.fixture
 def event_server():
-    """The §7 event server, also keeping each event request's headers (`server.headers`)."""
+    """The event server of docs/event-api.md, also keeping each event request's headers (`server.headers`)."""
     server = EventServer()
     server.headers = []
     lock = threading.Lock()
@@ -221,7 +222,7 @@ def count(rows: list[dict], kind: str, person: str | None = None) -> int:
 def millis(timestamp: str) -> int:
     """`2026-11-20T06:35:12.345Z` → milliseconds since the epoch."""
     match = re.fullmatch(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z", timestamp)
-    assert match, f"not a §7 timestamp: {timestamp!r}"
+    assert match, f"not an event timestamp (docs/event-api.md): {timestamp!r}"
     y, mo, d, h, mi, s, ms = (int(part) for part in match.groups())
     return calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)) * 1000 + ms
 
@@ -233,7 +234,7 @@ def expected_key(event: dict) -> str:
 
 def assert_visits(rows: list[dict], persons: list[str]) -> None:
     """Each person: exactly one checkin, then one checkout of the same visit (same
-    visitStart), with §7 bodies whose key is the SPEC's hash."""
+    visitStart), with bodies (docs/event-api.md) whose key is the documented hash."""
     for person in persons:
         mine = [row for row in rows if row["personId"] == person]
         assert [row["type"] for row in mine] == ["checkin", "checkout"], f"{person}: {events_of(mine)}"
@@ -253,7 +254,8 @@ UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
 
 
 def assert_body_shape(event: dict, person: str) -> None:
-    """The §7 body's fields for a person of `write_config` (tag advertised by `world_tag`)."""
+    """The event body's fields (docs/event-api.md) for a person of `write_config` (tag
+    advertised by `world_tag`)."""
     index = int(person[2:]) - 1
     assert UUID4.fullmatch(event["id"]), event["id"]
     assert event["beacon"] == {"tag": tag_id(index), "address": f"C0:22:33:44:55:{index + 1:02X}",
@@ -348,7 +350,7 @@ def test_five_people_walk_in_and_out_and_every_event_reaches_the_server_once(gat
     assert [row["sequence"] for row in rows] == list(range(1, 11))
     assert len(agent.lines(CHECKIN_LINE)) == 5 and len(agent.lines(CHECKOUT_LINE)) == 5
 
-    # All ten at the server, once each, under the outbox's keys, with the §7 headers
+    # All ten at the server, once each, under the outbox's keys, with the headers of docs/event-api.md
     # (the server answers 400 for a missing or inconsistent one, 401 for a wrong token).
     keys = {row["idempotencyKey"]: row for row in rows}
     wait_until(lambda: set(event_server.snapshot()["events"]) == set(keys), 20, "the ten events at the server")
@@ -674,7 +676,7 @@ def test_controller_stopped_during_a_visit_recovers_without_a_second_checkin(gat
         assert agent.stop() == 0
     finally:
         notify.close()
-    # The watchdog is fed only while the controller answers (SPEC §10): none from the
+    # The watchdog is fed only while the controller answers (see docs/logs-and-systemd.md): none from the
     # first "controller unavailable" status until scanning is reported again.
     lines = notify.assignments()
     down = next((i for i, line in enumerate(lines) if line.startswith("STATUS=controller unavailable")), None)
@@ -716,7 +718,7 @@ def test_sd_notify_ready_status_reloading_stopping(gateway_bin, world_factory, a
         started = time.monotonic()
         code = agent.process.wait(timeout=10)
         assert code == 0, agent.log()[-3000:]
-        assert time.monotonic() - started < 5, "a clean stop takes less than 5 s (SPEC §10)"
+        assert time.monotonic() - started < 5, "a clean stop takes less than 5 s (docs/logs-and-systemd.md)"
         assert notify.index_of("STOPPING=1", after=reloading) is not None
         # Presence survived the reload: the visit is still open at the stop.
         assert agent.lines(r"stopped checkins=1 checkouts=0 open_visits=1")
@@ -778,7 +780,8 @@ def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path)
 
 def test_a_server_that_never_answers_does_not_hold_up_decisions(gateway_bin, world_factory, agents, event_server,
                                                                 tmp_path):
-    """Issue 4: a slow server must not block scanning or presence decisions. The server
+    """A slow server must not block scanning or presence decisions (delivery runs inside
+    the event loop: docs/architecture.md). The server
     takes 60 s per request and the agent waits up to 30 s for one; were a request to
     hold the event loop, nothing would be decided while it hangs. So: once the first
     request has reached the server, further people must still be checked in and out

@@ -1,4 +1,4 @@
-"""The systemd unit (SPEC §10, §13): `systemd-analyze verify` is clean and
+"""The systemd unit (see docs/logs-and-systemd.md, docs/security.md): `systemd-analyze verify` is clean and
 `systemd-analyze security --offline=true` rates the exposure 2.0 or lower, through
 scripts/check-unit, which prints both."""
 

@@ -1,7 +1,7 @@
 import XCTest
 @testable import Journal
 
-/// SPEC §13: keys and tokens never appear in logs, whichever destination.
+/// docs/security.md: keys and tokens never appear in logs, whichever destination.
 final class SecretTests: XCTestCase {
     let secretValue = "5f4dcc3b5aa765d61d8327deb882cf99"
 

@@ -120,7 +120,7 @@ fi
 supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
 # sample_pads FILE: "seconds green amber red" every ~20 ms until killed, with builtins
 # only (read -t on a pipe nobody writes is a sleep without a fork), so the samples stay
-# dense enough under TCG to see §9's 100 ms blinks.
+# dense enough under TCG to see the 100 ms blinks of docs/leds.md.
 sample_pads() {
   local g a r tick
   exec {tick}<> <(:)

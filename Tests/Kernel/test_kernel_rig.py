@@ -159,7 +159,7 @@ def test_a_line_in_use_is_refused_as_busy(guest):
     assert "busy" in guest.text("gpio-busy.err").lower(), guest.explain("gpio-busy")
 
 
-# --- LEDs (§9) and run on the real kernel: active once those land in the binary ---------
+# --- LEDs (docs/leds.md) and run on the real kernel: active once those land in the binary ---------
 
 
 def pad_samples(guest, name: str) -> list[tuple[float, int, int, int]]:
@@ -239,7 +239,7 @@ def outage_times(guest) -> dict[str, float]:
 
 def outage_window(guest) -> tuple[float, float] | None:
     """From the outage's start to a second after steady green came back (to the end of
-    the run when it did not): the samples that §9's healthy patterns do not cover."""
+    the run when it did not): the samples that the healthy patterns of docs/leds.md do not cover."""
     times = outage_times(guest)
     if "stopped" not in times:
         return None

@@ -2,7 +2,8 @@ import EventLoop
 import XCTest
 @testable import LEDs
 
-/// One test per row of SPEC §9, then the overlaps. Times are milliseconds on a virtual clock.
+/// One test per row of the pattern table in docs/leds.md, then the overlaps. Times are
+/// milliseconds on a virtual clock.
 final class LEDPatternEngineTests: XCTestCase {
     func testDarkWithoutInputs() {
         let engine = LEDPatternEngine()

@@ -5,7 +5,7 @@ execve, and execve records the high-water mark of the memory map it replaces. Py
 starts children with vfork (or fork), so the replaced map is the *benchmark script's*
 own: ru_maxrss of the child is then max(script's RSS, command's RSS). A script that has
 just generated a 2,000-person capture is itself ~30 MiB, which looked like the agent's
-peak (issue 3). Measured here: `--version` "peaks" at 14 MiB from a fresh Python, 64 MiB
+peak. Measured here: `--version` "peaks" at 14 MiB from a fresh Python, 64 MiB
 after the script touched 50 MiB, and 8 MiB under GNU time.
 
 The fix: the command is started by a small /bin/sh that forks it in the background and

@@ -1,7 +1,7 @@
 import EventLoop
 import GatewayCore
 
-/// The result of one handshake (SPEC §5), for the proof book, the log, events and
+/// The result of one handshake (see docs/proof-protocol.md), for the proof book, the log, events and
 /// `beacon-gateway prove`.
 public struct ProofOutcome: Sendable, CustomStringConvertible {
     public struct Timings: Hashable, Sendable {

@@ -3,7 +3,7 @@ import GatewayCore
 import HCI
 import Host
 
-/// Performs proof handshakes (SPEC §5) over established connections: write a fresh
+/// Performs proof handshakes (see docs/proof-protocol.md) over established connections: write a fresh
 /// challenge, read the response, verify it in constant time, disconnect with 0x13, and
 /// report a `ProofOutcome`. Several handshakes may run at once, one per connection.
 ///

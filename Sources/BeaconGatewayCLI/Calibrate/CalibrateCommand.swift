@@ -9,7 +9,7 @@ import Host
 import Journal
 
 /// `beacon-gateway calibrate TAG`: RSSI statistics of one tag while the installer stands
-/// at the door threshold, and the thresholds they suggest (SPEC §12).
+/// at the door threshold, and the thresholds they suggest (see docs/cli.md).
 struct CalibrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "calibrate",

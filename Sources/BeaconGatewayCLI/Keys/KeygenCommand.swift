@@ -7,7 +7,7 @@ import Journal
 import Glibc
 #endif
 
-/// `beacon-gateway keygen`: provisioning keys (SPEC §5, §12).
+/// `beacon-gateway keygen`: provisioning keys (see docs/proof-protocol.md, docs/cli.md).
 ///
 /// `--tag ID` prints the key derived for a tag from the site master key, for flashing
 /// into the tag. `--new-master PATH` creates a master key file (0600, never

@@ -5,7 +5,7 @@ import GatewayCore
 import Glibc
 #endif
 
-/// Reading and creating master key files with the checks of SPEC §13; messages name the
+/// Reading and creating master key files with the checks of docs/security.md; messages name the
 /// file, never its content.
 enum MasterKeyFile {
     struct Failure: Error {

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `beacon-gateway outbox …`: inspect and repair the outbox (SPEC §12), safe to use while
+/// `beacon-gateway outbox …`: inspect and repair the outbox (see docs/cli.md), safe to use while
 /// the service runs (SQLite WAL: readers never block the agent, writers wait their turn).
 struct OutboxCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

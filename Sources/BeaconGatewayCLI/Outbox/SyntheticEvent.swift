@@ -1,8 +1,8 @@
 import GatewayCore
 
-/// Events made up for `outbox enqueue`: shaped like SPEC §7's, so the test server and the
+/// Events made up for `outbox enqueue`: shaped like the events of docs/event-api.md, so the test server and the
 /// benchmark see realistic bodies. Not real decisions: the key is a 256-bit FNV-based
-/// digest of the §7 key fields plus a per-run nonce, not SHA-256.
+/// digest of the idempotency key's fields (docs/event-api.md) plus a per-run nonce, not SHA-256.
 struct SyntheticEvent {
     var personId: String
     var gatewayId: String

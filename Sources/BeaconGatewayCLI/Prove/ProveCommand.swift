@@ -5,7 +5,7 @@ import GatewayCore
 import HCITransport
 import Journal
 
-/// `beacon-gateway prove TAG`: one handshake (SPEC §5) against a configured tag, with the
+/// `beacon-gateway prove TAG`: one handshake (see docs/proof-protocol.md) against a configured tag, with the
 /// result and where the time went.
 struct ProveCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

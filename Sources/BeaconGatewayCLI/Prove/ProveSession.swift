@@ -234,7 +234,7 @@ final class ProveSession {
     }
 }
 
-/// A flat JSON object, keys in insertion order (SPEC §12 output is read by scripts).
+/// A flat JSON object, keys in insertion order (the output is read by scripts; see docs/cli.md).
 struct JSONObjectWriter {
     private var parts: [String] = []
 

@@ -50,7 +50,7 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-/// Red steady on the door's LEDs (SPEC §9: fatal configuration error, the agent is
+/// Red steady on the door's LEDs (see docs/leds.md: fatal configuration error, the agent is
 /// exiting), when the `[leds]` table itself was readable. The lines are released without
 /// darkening them, so the lamp stays lit after the process is gone — until the next start.
 func showFatalConfiguration(on leds: GatewayConfiguration.LEDs) {

@@ -23,7 +23,7 @@ struct ScanCommand: ParsableCommand {
     @Option(name: .long, help: "Stop after this many seconds (default: until interrupted).")
     var seconds: Double?
 
-    @Flag(name: .long, help: "Print JSON lines (SPEC §12) instead of the table.")
+    @Flag(name: .long, help: "Print JSON lines (format: docs/cli.md) instead of the table.")
     var json = false
 
     @Option(name: .long, help: "Configuration file, to show the person and tag each advertiser belongs to.")

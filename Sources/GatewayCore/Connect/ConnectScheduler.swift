@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 
-/// Persistent connect (SPEC §6), sans-IO: decides which tags sit in the controller's
+/// Persistent connect (see docs/persistent-connect.md), sans-IO: decides which tags sit in the controller's
 /// Filter Accept List and when LE Create Connection is outstanding; the driver does the
 /// HCI and reports back. Modelled on AOSP's le_impl.h connect list handling:
 ///

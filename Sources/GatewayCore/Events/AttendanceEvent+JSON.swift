@@ -1,5 +1,5 @@
 extension AttendanceEvent {
-    /// The request body of SPEC §7, keys in the SPEC's order, on one line.
+    /// The request body of docs/event-api.md, keys in the documented order, on one line.
     public func jsonBody() -> String {
         var json = JSONWriter()
         json.beginObject()

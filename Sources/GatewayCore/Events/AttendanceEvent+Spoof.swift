@@ -1,7 +1,7 @@
 import HCI
 
 extension AttendanceEvent {
-    /// The `spoof_suspected` event of a lockout (SPEC §5): one per lockout. Its
+    /// The `spoof_suspected` event of a lockout (see docs/proof-protocol.md): one per lockout. Its
     /// idempotency key uses the lockout's start in place of a visit start, so a restart
     /// re-creating it yields the same key. `timestamp` and `visitStart` are that start;
     /// `handshake` reports the last failed attempt (`ok: false`).

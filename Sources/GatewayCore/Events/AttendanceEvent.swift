@@ -1,6 +1,6 @@
 import HCI
 
-/// One event for the server (SPEC §7), complete except for rendering.
+/// One event for the server (see docs/event-api.md), complete except for rendering.
 ///
 /// The agent builds it from a `PresenceDecision` when the engine emits `checkin` or
 /// `checkout`; the store assigns `sequence` (monotonic per gateway, persisted) in the

@@ -1,4 +1,4 @@
-/// The event's `idempotencyKey` (SPEC §7): lowercase hex SHA-256 of
+/// The event's `idempotencyKey` (see docs/event-api.md): lowercase hex SHA-256 of
 /// `personId|gatewayId|type|visitStartMillis`.
 ///
 /// Built only from what survives a restart — ids, the type and the visit's start in

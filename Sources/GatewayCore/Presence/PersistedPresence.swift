@@ -1,6 +1,6 @@
 import HCI
 
-/// One person's presence state as stored across restarts (SPEC §4, §8).
+/// One person's presence state as stored across restarts (see docs/presence.md, docs/event-api.md).
 ///
 /// Times are wall-clock milliseconds since the Unix epoch: monotonic time starts again at
 /// boot. The store keeps `encode()`'s bytes opaquely, in the same transaction as the

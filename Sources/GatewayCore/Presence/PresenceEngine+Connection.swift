@@ -1,6 +1,6 @@
 import EventLoop
 
-/// Tags with `track = "connection"` (SPEC §6): presence follows the link. Connection RSSI
+/// Tags with `track = "connection"` (see docs/persistent-connect.md): presence follows the link. Connection RSSI
 /// reads come in through `sample(tagIndex:…)` like advertisements; a link loss is this.
 extension PresenceEngine {
     /// The link to the tag dropped: a PRESENT person becomes UNCONFIRMED at once (the

@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 
-/// The restart rule (SPEC §4): state goes out as wall-clock records and comes back with
+/// The restart rule (see docs/presence.md): state goes out as wall-clock records and comes back with
 /// every open visit intact.
 extension PresenceEngine {
     /// How far a recorded visit start may lie ahead of the clock at restore and still be

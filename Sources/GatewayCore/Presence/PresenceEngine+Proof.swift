@@ -1,6 +1,6 @@
 import EventLoop
 
-/// Hooks for the proof of a genuine tag (SPEC §5). The handshakes themselves live
+/// Hooks for the proof of a genuine tag (see docs/proof-protocol.md). The handshakes themselves live
 /// elsewhere; the engine only keeps each tag's latest proof and lockout and lets a
 /// `require_proof` person check in only with a proof younger than `proof_ttl_s`.
 extension PresenceEngine {
@@ -64,7 +64,7 @@ extension PresenceEngine {
 
     /// Whether a handshake with this tag is wanted now: its person needs a proof to check
     /// in, is heard (NEARBY), has no valid proof, and the tag is not locked out. The
-    /// connect scheduler drops the pending connect when this turns false (SPEC §6).
+    /// connect scheduler drops the pending connect when this turns false (see docs/persistent-connect.md).
     public func wantsProof(tagIndex: Int, at time: Instant) -> Bool {
         guard let slot = tagSlot(forTagIndex: tagIndex) else { return false }
         let person = Int(tags[slot].person)

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// Configuration reload (SIGHUP, SPEC §10: "without losing presence state").
+/// Configuration reload (SIGHUP, docs/logs-and-systemd.md: "without losing presence state").
 extension PresenceEngine {
     /// Replaces settings and persons at `time`. Timers due by then fire first. Persons
     /// and tags are matched by id: kept persons keep their state, visit and timers

@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 
-/// Samples and the signal-driven transitions of SPEC §4.
+/// Samples and the signal-driven transitions of docs/presence.md.
 extension PresenceEngine {
     /// The RSSI a report can carry (HCI: −127…20 dBm; 127 means "not available").
     public static let validRSSI = -127 ... 20

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// The timers of SPEC §4: lost (PRESENT), leave (UNCONFIRMED) and away (NEARBY).
+/// The timers of docs/presence.md: lost (PRESENT), leave (UNCONFIRMED) and away (NEARBY).
 extension PresenceEngine {
     /// Fires every timer due at or before `now`; returns what happened, in deadline order.
     public mutating func advance(to instant: Instant) -> [PresenceEvent] {

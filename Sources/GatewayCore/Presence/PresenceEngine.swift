@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 
-/// Per-person presence at the door (SPEC §4) as a sans-IO state machine.
+/// Per-person presence at the door (see docs/presence.md) as a sans-IO state machine.
 ///
 /// Inputs are samples (from `TagMatcher` matches), the passing of time (`advance(to:)`),
 /// proof results and configuration reloads; outputs are `PresenceEvent`s. Time is always
@@ -57,7 +57,8 @@ public struct PresenceEngine: Sendable {
     var personById: [String: Int32] = [:]
     /// All tags' rings, `capacity` entries per tag slot: times and RSSI (dBm). Times are
     /// milliseconds after `ringEpoch` (see `PresenceEngine+Filter`): half the memory of
-    /// nanoseconds, which at 2,000 persons × 2 tags × 64 samples is 1 MiB (issue 3).
+    /// nanoseconds, which at 2,000 persons × 2 tags × 64 samples is 1 MiB
+    /// (the peak RSS target: README, "Benchmarks").
     var ringTimes: [Int32] = []
     var ringRSSI: [Int8] = []
     /// The instant (ns) ring times count from; set by the first sample, moved forward

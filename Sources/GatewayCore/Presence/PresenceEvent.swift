@@ -29,7 +29,7 @@ public enum ProofWaitReason: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Everything an attendance event needs from the engine (SPEC §7).
+/// Everything an attendance event needs from the engine (see docs/event-api.md).
 public struct PresenceDecision: Hashable, Sendable {
     public var personId: String
     /// The tag whose signal decided.

@@ -2,7 +2,7 @@
 public struct PresencePerson: Hashable, Sendable {
     /// Sent as `userId`; unique among persons.
     public var id: String
-    /// A check-in needs a valid proof of one of the person's tags (SPEC §5).
+    /// A check-in needs a valid proof of one of the person's tags (see docs/proof-protocol.md).
     public var requireProof: Bool
     public var tags: [PresenceTag]
 

@@ -1,4 +1,4 @@
-/// The thresholds and timers of SPEC §4 (`[presence]`), as the engine uses them.
+/// The thresholds and timers of docs/presence.md (`[presence]`), as the engine uses them.
 ///
 /// Kept separate from `Config`'s section type so that GatewayCore does not depend on the
 /// configuration layer; the agent copies the values over.

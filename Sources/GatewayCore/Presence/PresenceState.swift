@@ -1,4 +1,4 @@
-/// Where a person is relative to the door (SPEC §4).
+/// Where a person is relative to the door (see docs/presence.md).
 public enum PresenceState: UInt8, Hashable, Sendable, CaseIterable, CustomStringConvertible {
     /// Not heard for `away_after_s`.
     case outside = 0
@@ -9,7 +9,7 @@ public enum PresenceState: UInt8, Hashable, Sendable, CaseIterable, CustomString
     /// Was PRESENT, signal weak or lost: the leave debounce runs; the visit is still open.
     case unconfirmed = 3
 
-    /// The SPEC's name, for logs.
+    /// The name docs/presence.md uses, for logs.
     public var description: String {
         switch self {
         case .outside: "OUTSIDE"

@@ -1,6 +1,6 @@
 import EventLoop
 
-/// Per-tag proof bookkeeping (SPEC §5): the GATT value handles found by discovery,
+/// Per-tag proof bookkeeping (see docs/proof-protocol.md): the GATT value handles found by discovery,
 /// consecutive failures, lockout, and the last successful proof.
 ///
 /// Sans-IO: time comes in as `now`; the caller acts on what the mutating calls return
@@ -79,7 +79,7 @@ public struct ProofBook: Sendable {
 
     public func lastFailure(tag: String) -> ProofFailure? { records[tag]?.lastFailure }
 
-    /// A valid proof younger than `ttl` (SPEC §4, `proof_ttl_s`), and not locked out.
+    /// A valid proof younger than `ttl` (see docs/presence.md, `proof_ttl_s`), and not locked out.
     public func isProven(tag: String, now: Instant, ttl: Duration) -> Bool {
         guard mayAttempt(tag: tag, now: now), let proof = records[tag]?.lastProof else { return false }
         return now - proof.at < ttl

@@ -1,4 +1,4 @@
-/// Why a handshake over an established connection yielded no valid proof (SPEC §5).
+/// Why a handshake over an established connection yielded no valid proof (see docs/proof-protocol.md).
 /// Every one of these counts towards the lockout; a tag that never connects does not
 /// get here at all.
 public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {

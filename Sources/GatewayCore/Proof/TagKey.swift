@@ -1,4 +1,4 @@
-/// A tag's 256-bit proof key `K_tag` (SPEC §5): either configured per tag or derived
+/// A tag's 256-bit proof key `K_tag` (see docs/proof-protocol.md): either configured per tag or derived
 /// from the site master key. Secret: its description never shows the bytes.
 public struct TagKey: Hashable, Sendable, CustomStringConvertible {
     public static let byteCount = 32
@@ -27,7 +27,7 @@ public struct TagKey: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// Constant time, like every comparison of secrets here (SPEC §13).
+    /// Constant time, like every comparison of secrets here (see docs/security.md).
     public static func == (lhs: TagKey, rhs: TagKey) -> Bool { constantTimeEqual(lhs.bytes, rhs.bytes) }
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 

@@ -1,4 +1,4 @@
-"""A real HTTP(S) server implementing the server side of SPEC §7, with scripted faults.
+"""A real HTTP(S) server implementing the server side of docs/event-api.md, with scripted faults.
 
 Used by the integration tests, scripts/crash-test and scripts/bench-outbox:
 

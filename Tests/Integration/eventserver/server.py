@@ -1,5 +1,5 @@
 """The event server: stores events by Idempotency-Key (201 first, 200 duplicate), checks
-the §7 headers and body, and misbehaves on request through ``POST /_control``."""
+the headers and body of docs/event-api.md, and misbehaves on request through ``POST /_control``."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ MAX_DISCOVERY_ROUND_TRIPS = 64
 
 async def proof_handshake(client: CentralClient, handle: int, key: bytes | None, nonce: bytes,
                           timeout: float = 2.0) -> ProofResult:
-    """SPEC §5 from the gateway's side, bounded: find the service by UUID, its two
+    """The handshake of docs/proof-protocol.md from the gateway's side, bounded: find the service by UUID, its two
     characteristics, write the challenge, read the response, verify with `key`."""
     from . import proof
 

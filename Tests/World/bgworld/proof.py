@@ -1,4 +1,4 @@
-"""Presence Proof protocol v1 (SPEC §5), tag side: keys, challenges and responses.
+"""Presence Proof protocol v1 (see docs/proof-protocol.md), tag side: keys, challenges and responses.
 
 Kept free of Bumble and of the ATT server so that the test vector can be checked on its
 own and so that every tag variant computes from the same few lines."""
