@@ -12,6 +12,7 @@ import PackageDescription
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Journal        log lines for the journal, sd_notify
+//   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
@@ -58,16 +59,19 @@ let package = Package(
         .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
+        // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
+        .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "CLinux"], path: "Sources/Fleet"),
         .target(
             name: "Agent",
-            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal"],
+            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet"],
             path: "Sources/Agent"
         ),
         .executableTarget(
             name: "BeaconGatewayCLI",
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config",
-                "Store", "Forwarder", "LEDs", "Journal", "Agent",
+                "Store", "Forwarder", "LEDs", "Journal", "Fleet", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"
@@ -88,6 +92,7 @@ let package = Package(
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
+        .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
         .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
     ]
 )

@@ -12,6 +12,7 @@ extension GatewayAgent {
     // MARK: Events
 
     func eventCommitted(_ event: AttendanceEvent) {
+        fleet.eventCommitted(sequence: event.sequence, type: event.type.rawValue, personId: event.userId, atMillis: event.decidedAtMilliseconds)
         forwarder?.kick()
         leds?.update { engine, now in engine.decision(at: now) }
     }
@@ -27,8 +28,12 @@ extension GatewayAgent {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
                 configuration: ForwarderConfiguration(server: server, gateway: configuration.gateway, appVersion: options.appVersion),
-                onEvent: { [log] event in event.log(to: log) }
+                onEvent: { [log, fleet] event in
+                    fleet.forwarderEvent(event)
+                    event.log(to: log)
+                }
             )
+            forwarder.onDelivered = { [fleet] created, delivered in fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }
             forwarder.start()
             self.forwarder = forwarder
             log.log(.info, "forwarding events", ["url": server.url])
@@ -100,6 +105,7 @@ extension GatewayAgent {
     }
 
     func controllerDown() {
+        fleet.counters.controllerResets &+= 1
         watchdog?.controllerLost()
         leds?.update { engine, now in
             engine.setScanning(false, at: now)

@@ -178,6 +178,7 @@ extension GatewayAgent {
     func proofFinished(_ outcome: ProofOutcome) {
         guard let proofs, let tagIndex = proofs.tagIndexById[outcome.tag], let tag = proofs.tags[tagIndex] else { return }
         let now = outcome.finishedAt
+        if outcome.ok { fleet.counters.proofsOK &+= 1 } else { fleet.counters.proofsFailed &+= 1 }
         log.log(outcome.ok ? .info : .warning, "proof", [
             "tag": outcome.tag, "person_id": tag.personId, "ok": "\(outcome.ok)",
             "rt_ms": "\(outcome.roundTripMilliseconds)", "att": "\(outcome.attRoundTrips)",

@@ -74,6 +74,8 @@ public final class GatewayAgent {
     /// Connections and proofs (see docs/proof-protocol.md, docs/persistent-connect.md); nil
     /// when no tag ever needs a connection.
     var proofs: ProofSupport?
+    /// Counters and endpoints for the heartbeat, metrics and `status` (GatewayAgent+Fleet).
+    lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: systemClock.wallMilliseconds)
 
     struct Counters {
         var checkins = 0
@@ -116,6 +118,7 @@ public final class GatewayAgent {
         restorePresence()
         startLEDs()
         startForwarder()
+        startFleet()
 
         let spec = configuration.bluetooth.transport
         let transport: any HCITransport
@@ -131,7 +134,10 @@ public final class GatewayAgent {
             isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
         )
         self.link = link
-        link.onReports = { [unowned self] reports, now in self.ingest(reports, at: now) }
+        link.onReports = { [unowned self] reports, now in
+            self.fleet.counters.reports &+= UInt64(reports.count)
+            self.ingest(reports, at: now)
+        }
         link.onStateChange = { [unowned self] state in self.controllerStateChanged(state) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
@@ -179,6 +185,7 @@ public final class GatewayAgent {
     func finish() {
         link?.stop()
         forwarder?.stop()
+        stopFleet()
         stopLEDs()
         retryUncommitted()
         savePresence(all: true)
@@ -257,6 +264,7 @@ public final class GatewayAgent {
             guard let rssi = report.rssi else { continue }
             let keys = AdvertisementKeys(scanning: report.data)
             guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { continue }
+            fleet.counters.tagReports &+= 1
             let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
             let events = presence.sample(
                 tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
@@ -466,6 +474,7 @@ public final class GatewayAgent {
         armPresenceTimer()
         reloadProofs()
         reloadForwarder(fresh)
+        reloadFleet(fresh)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }
 }

@@ -23,6 +23,7 @@ struct ConfigurationDecoder {
         let security = root.table("security").map(decodeSecurity) ?? .init()
         let leds = root.table("leds").map(decodeLEDs)
         let advertise = root.table("advertise").map(decodeAdvertise)
+        let metrics = root.table("metrics").map(decodeMetrics)
         let persons = decodePersons(&root, security: security)
         root.reportUnknownKeys()
 
@@ -30,7 +31,7 @@ struct ConfigurationDecoder {
         guard diagnostics.isEmpty, let gateway = gateway ?? nil, let persons else { return nil }
         return GatewayConfiguration(
             gateway: gateway, bluetooth: bluetooth, presence: presence, server: server ?? nil,
-            security: security, leds: leds ?? nil, advertise: advertise ?? nil, persons: persons
+            security: security, leds: leds ?? nil, advertise: advertise ?? nil, persons: persons, metrics: metrics
         )
     }
 
@@ -146,9 +147,12 @@ struct ConfigurationDecoder {
         }
         let timeout = table.seconds("timeout_s") ?? .seconds(4)
         let maxBackoff = table.seconds("max_backoff_s") ?? .seconds(300)
+        let heartbeat = decodeHeartbeat(&table)
         guard let url, !table.isInvalid("url") else { return nil }
-        return .init(url: url, tokenFile: token.path, token: token.bytes, caFile: caFile,
-                     timeout: timeout, maxBackoff: maxBackoff)
+        var server = GatewayConfiguration.Server(url: url, tokenFile: token.path, token: token.bytes, caFile: caFile,
+                                                 timeout: timeout, maxBackoff: maxBackoff)
+        server.heartbeatInterval = heartbeat
+        return server
     }
 
     private func checkURL(_ url: String, key: String, in table: inout TableReader) {

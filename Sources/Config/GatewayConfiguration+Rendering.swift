@@ -45,8 +45,15 @@ extension GatewayConfiguration {
             out.string("ca_file", server.caFile ?? "")
             out.seconds("timeout_s", server.timeout)
             out.seconds("max_backoff_s", server.maxBackoff)
+            if let heartbeat = server.heartbeatInterval { out.seconds("heartbeat_s", heartbeat) } else { out.integer("heartbeat_s", 0) }
         } else {
             out.comment("no [server]: events are stored and logged only")
+        }
+
+        if let metrics {
+            out.table("metrics")
+            out.string("listen", metrics.listen?.description ?? "")
+            out.string("textfile", metrics.textfile ?? "")
         }
 
         if let masterKeyFile = security.masterKeyFile {

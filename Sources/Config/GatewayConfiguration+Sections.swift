@@ -111,6 +111,8 @@ extension GatewayConfiguration {
         public var caFile: String?
         public var timeout: Duration
         public var maxBackoff: Duration
+        /// Between two heartbeats (see docs/fleet.md); nil: none are sent (`heartbeat_s = 0`).
+        public var heartbeatInterval: Duration? = GatewayConfiguration.defaultHeartbeatInterval
 
         public init(url: String, tokenFile: String? = nil, token: [UInt8]? = nil, caFile: String? = nil,
                     timeout: Duration = .seconds(4), maxBackoff: Duration = .seconds(300)) {

@@ -19,11 +19,13 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var advertise: Advertise?
     /// In file order; ids are unique, and tag ids are unique across all persons.
     public var persons: [Person]
+    /// `[metrics]`; nil when the section is absent (see docs/fleet.md).
+    public var metrics: Metrics?
 
     public init(
         gateway: Gateway, bluetooth: Bluetooth = .init(), presence: Presence = .init(),
         server: Server? = nil, security: Security = .init(), leds: LEDs? = nil,
-        advertise: Advertise? = nil, persons: [Person] = []
+        advertise: Advertise? = nil, persons: [Person] = [], metrics: Metrics? = nil
     ) {
         self.gateway = gateway
         self.bluetooth = bluetooth
@@ -33,6 +35,7 @@ public struct GatewayConfiguration: Hashable, Sendable {
         self.leds = leds
         self.advertise = advertise
         self.persons = persons
+        self.metrics = metrics
     }
 
     /// Where the service looks when no `--config` is given.

@@ -41,6 +41,9 @@ public final class Forwarder {
     private var authRefused = false
     /// How often the store is checked for other processes' commits.
     public var pollInterval: Duration = .milliseconds(250)
+    /// Told of each 201/200 with the event's decision time and now (wall-clock ms), for
+    /// the delivery latency metric.
+    public var onDelivered: ((_ createdAtMillis: Int64, _ deliveredAtMillis: Int64) -> Void)?
 
     /// - Parameters:
     ///   - jitterSeed: seeds the backoff jitter (fixed in tests, random in production).
@@ -218,6 +221,7 @@ public final class Forwarder {
             case let .sent(status):
                 records.append(.sent(sequence: entry.sequence, status: status))
                 events.append(.delivered(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
+                onDelivered?(entry.createdAtMillis, now)
                 authRefused = false
                 if failing {
                     failing = false

@@ -14,6 +14,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 EVENTS_PATH = "/v1/attendance/events"
+HEARTBEAT_PREFIX = "/v1/gateways/"
+HEARTBEAT_SUFFIX = "/heartbeat"
 MAX_BODY = 64 * 1024
 
 
@@ -31,6 +33,9 @@ class Faults:
         self.delay_ms = 0
         self.drop_connections = 0
         self.malformed = 0
+        # Heartbeats only: the status to answer (None: 204) and a delay before answering.
+        self.heartbeat_status: int | None = None
+        self.heartbeat_delay_ms = 0
 
 
 class State:
@@ -41,6 +46,8 @@ class State:
         self.requests: dict[str, int] = {}  # key -> POSTs seen (any answer)
         self.log: list[dict] = []  # every POST: key, status, t, userId, sequence
         self.header_problems: list[str] = []
+        # Every heartbeat: t (monotonic), gateway (from the path), headers, body, status.
+        self.heartbeats: list[dict] = []
 
     def control(self, command: dict) -> dict:
         f = self.faults
@@ -73,6 +80,10 @@ class State:
                 f.drop_connections = int(command["drop_connections"])
             if "malformed" in command:
                 f.malformed = int(command["malformed"])
+            if "heartbeat_status" in command:
+                f.heartbeat_status = None if command["heartbeat_status"] is None else int(command["heartbeat_status"])
+            if "heartbeat_delay_ms" in command:
+                f.heartbeat_delay_ms = int(command["heartbeat_delay_ms"])
         return {"ok": True}
 
     def snapshot(self) -> dict:
@@ -83,6 +94,7 @@ class State:
                 "requests": dict(self.requests),
                 "log": list(self.log),
                 "headerProblems": list(self.header_problems),
+                "heartbeats": list(self.heartbeats),
             }
 
 
@@ -145,10 +157,37 @@ class Handler(BaseHTTPRequestHandler):
                 return
             self._answer(200, self.state.control(command))
             return
+        if self.path.startswith(HEARTBEAT_PREFIX) and self.path.endswith(HEARTBEAT_SUFFIX):
+            self._heartbeat(self.path[len(HEARTBEAT_PREFIX):-len(HEARTBEAT_SUFFIX)], body)
+            return
         if self.path != EVENTS_PATH:
             self._answer(404, {"error": "not found"})
             return
         self._event(body)
+
+    def _heartbeat(self, gateway: str, body: bytes) -> None:
+        """Records the heartbeat as received (body parsed, or None when not JSON) and
+        answers 204, or the scripted status after the scripted delay."""
+        try:
+            parsed = json.loads(body)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            parsed = None
+        with self.state.lock:
+            status = self.state.faults.heartbeat_status or 204
+            delay = self.state.faults.heartbeat_delay_ms / 1000.0
+        if delay > 0:
+            time.sleep(delay)
+        with self.state.lock:
+            self.state.heartbeats.append({
+                "t": time.monotonic(), "gateway": gateway, "status": status, "body": parsed,
+                "headers": {name.lower(): value for name, value in self.headers.items()},
+            })
+        if status == 204:
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._answer(status, {"status": status})
 
     def _event(self, body: bytes) -> None:
         state = self.state

@@ -1,0 +1,97 @@
+import EventLoop
+import Fleet
+import Forwarder
+import GatewayCore
+import Host
+
+/// What the agent keeps for the heartbeat, the metrics and `status` (see docs/fleet.md):
+/// counters bumped as things happen (one increment each), the mode and roster status in
+/// one place (the server roster will set them), the last few events, and the endpoints.
+final class FleetObserver {
+    // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
+    @exclusivity(unchecked) var counters = FleetCounters()
+    /// Checking people in or paused; only the server roster will ever change it.
+    var mode: FleetMode = .active
+    /// Where persons come from; the server roster will replace it when in force.
+    var roster = RosterStatus.file(persons: 0)
+    var lastEventAtMillis: Int64?
+    private(set) var recentEvents: [RecentEvent] = []
+    static let recentEventCount = 10
+    var controllerWasUp = false
+    /// The controller's identity as last read: still reported while it recovers.
+    var lastControllerInfo: ControllerInfo?
+
+    let startedAt: Instant
+    let startedAtMillis: Int64
+    /// For `reportsPerSecond`: the report count at the last rate measurement.
+    private var rateAnchor: (at: Instant, reports: UInt64)
+    private(set) var reportsPerSecond = 0.0
+    static let rateWindow: Duration = .seconds(5)
+
+    var heartbeat: HeartbeatSender?
+    var heartbeatTimer: EventLoop.TimerHandle?
+    /// Whether the last heartbeat failed: failures and recoveries are logged once each.
+    var heartbeatFailing: Bool?
+    var metricsServer: LocalServer?
+    var statusServer: LocalServer?
+    var textfileTimer: EventLoop.TimerHandle?
+    var textfileFailing = false
+
+    init(now: Instant, wallMilliseconds: Int64) {
+        startedAt = now
+        startedAtMillis = wallMilliseconds
+        rateAnchor = (now, 0)
+    }
+
+    func eventCommitted(sequence: Int64, type: String, personId: String, atMillis: Int64) {
+        counters.countEvent(type: type)
+        lastEventAtMillis = atMillis
+        if recentEvents.count == Self.recentEventCount { recentEvents.removeFirst() }
+        recentEvents.append(RecentEvent(sequence: sequence, type: type, personId: personId, atMillis: atMillis))
+    }
+
+    func forwarderEvent(_ event: ForwarderEvent) {
+        switch event {
+        case let .delivered(_, _, status): counters.countDelivered(status: status)
+        case .rejected: counters.deliveries.rejected &+= 1
+        case .deadLetter: counters.deliveries.dead &+= 1
+        case .retrying: counters.deliveries.retry &+= 1
+        case .failing, .recovered, .storeFailed, .requestFailed: break
+        }
+    }
+
+    func delivered(createdAtMillis: Int64, deliveredAtMillis: Int64) {
+        counters.deliveryLatency.observe(seconds: Double(deliveredAtMillis - createdAtMillis) / 1000)
+    }
+
+    /// Reports per second over at least the last `rateWindow` (since start at first).
+    func measureRate(at now: Instant) -> Double {
+        let elapsed = now - rateAnchor.at
+        if elapsed >= Self.rateWindow || reportsPerSecond == 0 {
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            if seconds > 0 {
+                reportsPerSecond = Double(counters.reports &- rateAnchor.reports) / seconds
+            }
+            if elapsed >= Self.rateWindow { rateAnchor = (now, counters.reports) }
+        }
+        return reportsPerSecond
+    }
+
+    func controller(_ state: HostState?, info current: ControllerInfo?) -> ControllerSnapshot {
+        if let current {
+            lastControllerInfo = current
+            controllerWasUp = true
+        }
+        let info = lastControllerInfo
+        let fleetState: ControllerSnapshot.State
+        switch state {
+        case .scanning?: fleetState = .up
+        case .recovering?, .initializing?: fleetState = controllerWasUp ? .recovering : .absent
+        case .starting?, nil: fleetState = .absent
+        }
+        return ControllerSnapshot(
+            state: fleetState, address: info?.address.description, family: info?.commandFamily.description,
+            resets: Int(clamping: counters.controllerResets)
+        )
+    }
+}

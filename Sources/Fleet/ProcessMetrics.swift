@@ -1,0 +1,42 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+
+/// The process's own figures and the kernel's clock state, read only when a snapshot is
+/// taken.
+public enum ProcessMetrics {
+    /// CPU time and resident memory now; the start time is the caller's (taken at start).
+    public static func read(startTimeSeconds: Double) -> ProcessSnapshot {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+        return ProcessSnapshot(cpuSeconds: cpu, residentBytes: residentBytes(), startTimeSeconds: startTimeSeconds)
+    }
+
+    /// The second field of /proc/self/statm (pages), in bytes; 0 when unreadable.
+    static func residentBytes() -> Int {
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { _ = close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        guard count > 0 else { return 0 }
+        let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+        guard fields.count >= 2, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Whether the kernel considers the system clock synchronised (adjtimex does not
+    /// report TIME_ERROR, as it does while NTP has not synchronised it). The unit's
+    /// ProtectClock= refuses adjtimex even for reading; then systemd-timesyncd's flag
+    /// file, which exists once it has synchronised the clock, answers instead.
+    public static func clockSynchronised() -> Bool {
+        let state = clinux_clock_synchronised()
+        if state >= 0 { return state == 1 }
+        return access(timesyncFlag, F_OK) == 0
+    }
+
+    static let timesyncFlag = "/run/systemd/timesync/synchronized"
+}

@@ -1,0 +1,365 @@
+"""The fleet's view of a running agent (see docs/fleet.md): heartbeats to the loopback
+server, /metrics and the textfile parsed with prometheus_client's own parser, and
+`beacon-gateway status` over the status socket; a hostile /metrics client next to all
+of it. Every wait polls the server's record, a log line or the socket with a timeout.
+
+Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
+.build/debug/beacon-gateway."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import shutil
+import socket
+import stat
+import subprocess
+import time
+import urllib.request
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import wait_until
+from test_run import (GATEWAY_ID, TOKEN, agents, event_server, scenario, tag_id,  # noqa: F401 - fixtures
+                      world_tag, write_config)
+
+FAMILIES = {
+    "beacon_gateway_build_info": "gauge", "beacon_gateway_reports": "counter",
+    "beacon_gateway_persons_present": "gauge", "beacon_gateway_events": "counter",
+    "beacon_gateway_outbox_events": "gauge", "beacon_gateway_outbox_oldest_pending_seconds": "gauge",
+    "beacon_gateway_deliveries": "counter", "beacon_gateway_delivery_latency_seconds": "histogram",
+    "beacon_gateway_controller_up": "gauge", "beacon_gateway_controller_resets": "counter",
+    "beacon_gateway_proofs": "counter", "beacon_gateway_clock_synced": "gauge", "beacon_gateway_paused": "gauge",
+    "process_cpu_seconds": "counter", "process_resident_memory_bytes": "gauge", "process_start_time_seconds": "gauge",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fleet_config(tmp_path: pathlib.Path, world, server, *, heartbeat_s: float = 1, port: int | None = None,
+                 textfile: pathlib.Path | None = None) -> pathlib.Path:
+    config = write_config(tmp_path, world.transport, [0], server=server)
+    text = config.read_text()
+    if server is not None:
+        text = text.replace("max_backoff_s = 2", f"max_backoff_s = 2\nheartbeat_s = {heartbeat_s}")
+    if port is not None or textfile is not None:
+        text += "\n[metrics]\n"
+        text += f'listen = "127.0.0.1:{port}"\n' if port is not None else ""
+        text += f'textfile = "{textfile}"\n' if textfile is not None else ""
+    config.write_text(text)
+    return config
+
+
+def parse_metrics(text: str) -> dict:
+    """{family name: {(sample name, frozenset(labels)): value}} by prometheus_client's parser,
+    checking each family's type on the way."""
+    families = {}
+    for family in text_string_to_metric_families(text):
+        families[family.name] = {(s.name, frozenset(s.labels.items())): s.value for s in family.samples}
+        if family.name in FAMILIES:
+            assert family.type == FAMILIES[family.name], (family.name, family.type)
+    missing = set(FAMILIES) - set(families)
+    assert not missing, f"families missing: {missing}"
+    return families
+
+
+def value(families: dict, family: str, sample: str | None = None, **labels) -> float:
+    return families[family][(sample or family, frozenset(labels.items()))]
+
+
+def scrape(port: int) -> dict:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        assert answer.status == 200
+        assert answer.headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+        return parse_metrics(answer.read().decode())
+
+
+def delivered(server, kind: str) -> int:
+    return sum(1 for event in server.snapshot()["events"].values() if event.get("type") == kind)
+
+
+def status(binary, runtime: pathlib.Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(binary), "status", *args], capture_output=True, text=True, timeout=15,
+                          env=dict(os.environ, RUNTIME_DIRECTORY=str(runtime)))
+
+
+def heartbeats(server) -> list[dict]:
+    return server.snapshot()["heartbeats"]
+
+
+# MARK: - metrics
+
+def test_metrics_parse_and_agree_with_the_server_and_the_outbox(gateway_bin, world_factory, agents, event_server,
+                                                                tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    port = free_port()
+    textfile = tmp_path / "beacon_gateway.prom"
+    config = fleet_config(tmp_path, world, event_server, heartbeat_s=60, port=port, textfile=textfile)
+    agent = agents(gateway_bin, config)
+    wait_until(lambda: delivered(event_server, "checkin") == 1, 20, "the checkin at the server")
+    world.control(f"set-distance {tag_id(0)} off")
+    wait_until(lambda: delivered(event_server, "checkout") == 1, 20, "the checkout at the server")
+
+    families = wait_until(lambda: (lambda f: f if value(f, "beacon_gateway_deliveries", "beacon_gateway_deliveries_total",
+                                                        result="stored") == 2 else None)(scrape(port)),
+                          10, "both deliveries counted")
+    assert value(families, "beacon_gateway_build_info", version="0.1.0") == 1
+    assert value(families, "beacon_gateway_events", "beacon_gateway_events_total", type="checkin") == 1
+    assert value(families, "beacon_gateway_events", "beacon_gateway_events_total", type="checkout") == 1
+    assert value(families, "beacon_gateway_events", "beacon_gateway_events_total", type="spoof_suspected") == 0
+    assert value(families, "beacon_gateway_deliveries", "beacon_gateway_deliveries_total", result="duplicate") == 0
+    assert value(families, "beacon_gateway_deliveries", "beacon_gateway_deliveries_total", result="retry") == 0
+    statuses = [entry["status"] for entry in event_server.snapshot()["log"]]
+    assert statuses == [201, 201], statuses
+    assert value(families, "beacon_gateway_outbox_events", state="pending") == 0
+    assert value(families, "beacon_gateway_outbox_events", state="dead") == 0
+    assert value(families, "beacon_gateway_outbox_oldest_pending_seconds") == 0
+    assert value(families, "beacon_gateway_persons_present") == 0
+    assert value(families, "beacon_gateway_delivery_latency_seconds", "beacon_gateway_delivery_latency_seconds_count") == 2
+    assert value(families, "beacon_gateway_delivery_latency_seconds", "beacon_gateway_delivery_latency_seconds_bucket",
+                 le="+Inf") == 2
+    assert value(families, "beacon_gateway_controller_up") == 1
+    tag_reports = value(families, "beacon_gateway_reports", "beacon_gateway_reports_total", kind="tag")
+    assert tag_reports >= 2, tag_reports
+    assert value(families, "process_resident_memory_bytes") > 1_000_000
+    assert abs(value(families, "process_start_time_seconds") - time.time()) < 120
+
+    # The textfile: complete (written whole, then renamed) and parseable from the start.
+    text = wait_until(lambda: textfile.exists() and textfile.read_text(), 10, "the metrics textfile")
+    parse_metrics(text)
+    assert not (tmp_path / "beacon_gateway.prom.tmp").exists()
+    assert agent.stop() == 0
+
+
+def test_metrics_answers_only_get_metrics(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    port = free_port()
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, None, port=port))
+    agent.wait_log(r"serving metrics")
+
+    def ask(request: bytes) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+            client.sendall(request)
+            answer = b""
+            while chunk := client.recv(65536):
+                answer += chunk
+            return answer
+
+    assert ask(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200 OK\r\n")
+    assert ask(b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").startswith(b"HTTP/1.1 405 ")
+    assert ask(b"GET /admin HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 404 ")
+    assert ask(b"GARBAGE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+    assert ask(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431 ")
+    assert agent.stop() == 0
+
+
+# MARK: - heartbeat
+
+def test_heartbeats_at_the_interval_with_their_fields_through_a_controller_outage(gateway_bin, world_factory, agents,
+                                                                                 event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = fleet_config(tmp_path, world, event_server, heartbeat_s=1)
+    started = time.monotonic()
+    agent = agents(gateway_bin, config)
+    first = wait_until(lambda: heartbeats(event_server), 5, "the first heartbeat within 5 s")[0]
+    assert first["t"] - started <= 5
+    assert first["gateway"] == GATEWAY_ID
+    headers = first["headers"]
+    assert headers["authorization"] == f"Bearer {TOKEN}"
+    assert headers["x-device-id"] == GATEWAY_ID
+    assert headers["x-app-version"] == "0.1.0"
+    assert headers["content-type"].startswith("application/json")
+    assert "idempotency-key" not in headers
+
+    def up_and_present(beat):
+        body = beat["body"]
+        return body["controller"]["state"] == "up" and body["present"] == 1 and body["lastEventAt"] is not None
+
+    beat = wait_until(lambda: next((b for b in heartbeats(event_server) if up_and_present(b)), None), 20,
+                      "a heartbeat with the controller up and the person present")["body"]
+    assert set(beat) == {"gatewayId", "siteId", "doorId", "version", "startedAt", "sentAt", "uptimeS", "clockSynced",
+                         "mode", "controller", "scanning", "present", "reportsPerSecond", "outbox", "roster",
+                         "lastEventAt"}
+    assert (beat["gatewayId"], beat["siteId"], beat["doorId"], beat["version"]) == (GATEWAY_ID, "S_TEST", "run-test", "0.1.0")
+    assert beat["mode"] == "active" and beat["scanning"] is True
+    assert beat["roster"] == {"source": "file", "revision": None, "persons": 1, "error": None}
+    assert beat["controller"]["family"] in ("legacy", "extended")
+    assert len(beat["controller"]["address"]) == 17
+    assert isinstance(beat["clockSynced"], bool)
+    assert beat["reportsPerSecond"] > 0
+    assert set(beat["outbox"]) == {"pending", "dead", "oldestPendingS"}
+    assert beat["startedAt"] < beat["sentAt"]
+
+    # Arrivals at the interval: consecutive heartbeats about 1 s apart.
+    count = len(heartbeats(event_server))
+    wait_until(lambda: len(heartbeats(event_server)) >= count + 3, 10, "three more heartbeats")
+    times = [b["t"] for b in heartbeats(event_server)]
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    assert all(0.5 <= gap <= 2.5 for gap in gaps), gaps
+
+    # The controller stops: heartbeats go on and say so; then it is back, one reset counted.
+    world.control("stop-controller 3")
+    down = wait_until(lambda: next((b["body"] for b in heartbeats(event_server)
+                                    if b["body"]["controller"]["state"] == "recovering"), None), 10,
+                      "a heartbeat with the controller recovering")
+    assert down["scanning"] is False
+    assert down["controller"]["address"] == beat["controller"]["address"]
+    mark = len(heartbeats(event_server))
+    back = wait_until(lambda: next((b["body"] for b in heartbeats(event_server)[mark:]
+                                    if b["body"]["controller"]["state"] == "up"), None), 25,
+                      "a heartbeat with the controller up again")
+    assert back["controller"]["resets"] >= 1 and back["scanning"] is True
+    assert agent.stop() == 0
+
+
+def test_heartbeat_failures_are_logged_once_and_never_hold_events_back(gateway_bin, world_factory, agents,
+                                                                      event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    event_server.control(heartbeat_status=503)
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, event_server, heartbeat_s=1))
+    wait_until(lambda: len(heartbeats(event_server)) >= 3, 10, "three refused heartbeats")
+    assert len(agent.lines(r"heartbeat failing")) == 1, agent.log()[-2000:]
+    wait_until(lambda: delivered(event_server, "checkin") == 1, 20, "the checkin despite the failing heartbeats")
+    # Slow: each heartbeat takes 3 s to answer (beyond timeout_s = 2); the checkout still goes out at once.
+    event_server.control(heartbeat_status=None, heartbeat_delay_ms=3000)
+    world.control(f"set-distance {tag_id(0)} off")
+    agent.wait_log(r" checkout ")
+    decided = time.monotonic()
+    wait_until(lambda: delivered(event_server, "checkout") == 1, 3, "the checkout while heartbeats hang")
+    assert time.monotonic() - decided < 3
+    assert len(agent.lines(r"heartbeat failing")) == 1, "still one line for one failing state"
+    event_server.control(heartbeat_delay_ms=0)
+    agent.wait_log(r"heartbeat delivered", timeout=10)
+    assert agent.stop() == 0
+
+
+# MARK: - status
+
+def test_status_shows_present_persons_over_a_private_socket(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o750)
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, None), env={"RUNTIME_DIRECTORY": str(runtime)})
+    agent.wait_log(r" checkin ")
+    socket_path = runtime / "status.sock"
+    assert stat.S_ISSOCK(socket_path.stat().st_mode)
+    assert stat.S_IMODE(socket_path.stat().st_mode) == 0o660
+
+    result = status(gateway_bin, runtime, "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["gatewayId"] == GATEWAY_ID and report["mode"] == "active"
+    assert report["controller"]["state"] == "up" and report["scanning"] is True
+    assert report["present"] == 1
+    person = report["persons"][0]
+    assert (person["id"], person["state"], person["tag"], person["proven"]) == ("u_01", "PRESENT", tag_id(0), False)
+    assert -80 < person["rssi"] < -40
+    assert person["since"].endswith("Z")
+    assert [(e["type"], e["userId"]) for e in report["lastEvents"]] == [("checkin", "u_01")]
+    assert report["outbox"]["pending"] == 1, "no [server]: the event stays pending"
+    assert report["roster"]["source"] == "file"
+
+    text = status(gateway_bin, runtime)
+    assert text.returncode == 0 and "u_01  PRESENT" in text.stdout, text.stdout
+
+    # Anything but the one request changes nothing and gets a refusal.
+    with socket.socket(socket.AF_UNIX) as client:
+        client.settimeout(10)
+        client.connect(str(socket_path))
+        client.sendall(b"stop\n")
+        assert client.recv(1000).startswith(b"error: unknown request")
+    assert agent.process.poll() is None
+
+    assert agent.stop() == 0
+    assert not socket_path.exists()
+    gone = status(gateway_bin, runtime, "--json")
+    assert gone.returncode == 1 and "no running agent" in gone.stderr, gone
+
+
+# MARK: - hostile clients
+
+def test_hostile_metrics_clients_stall_neither_delivery_nor_heartbeats(gateway_bin, world_factory, agents,
+                                                                       event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    world.control(f"set-distance {tag_id(0)} off")
+    port = free_port()
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, event_server, heartbeat_s=1, port=port))
+    agent.wait_log(r"serving metrics")
+    wait_until(lambda: heartbeats(event_server), 5, "the first heartbeat")
+
+    # A slow loris, one huge request, and then more connections that never send a byte
+    # than the agent serves at once (the surplus is closed at once).
+    loris = socket.create_connection(("127.0.0.1", port), timeout=10)
+    huge = socket.create_connection(("127.0.0.1", port), timeout=10)
+    idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(30)]
+    try:
+        attack_started = time.monotonic()
+        beats_before = len(heartbeats(event_server))
+        huge.sendall(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 1_000_000)
+        assert huge.recv(65536).startswith(b"HTTP/1.1 431 ")
+        world.control(f"set-distance {tag_id(0)} 1")
+        for _ in range(6):
+            loris.sendall(b"G")
+            time.sleep(0.5)  # the attacker's pace, not a wait for the agent
+        wait_until(lambda: delivered(event_server, "checkin") == 1, 10, "the checkin during the attack")
+        assert len(heartbeats(event_server)) >= beats_before + 2, "heartbeats went on during the attack"
+        # Every attacking connection is cut off within the time limit (5 s) of its accept.
+        for client in [*idle, loris]:
+            client.settimeout(max(0.1, attack_started + 10 - time.monotonic()))
+            try:
+                assert client.recv(65536) == b""
+            except ConnectionResetError:
+                pass
+    finally:
+        for client in [*idle, loris, huge]:
+            client.close()
+    families = wait_until(lambda: scrape(port), 10, "an honest scrape after the attack")
+    assert value(families, "beacon_gateway_events", "beacon_gateway_events_total", type="checkin") == 1
+    assert agent.process.poll() is None
+    assert agent.stop() == 0
+
+
+# MARK: - a real Prometheus
+
+def test_a_real_prometheus_scrapes_the_agent(gateway_bin, world_factory, agents, tmp_path):
+    binary = shutil.which("prometheus")
+    if binary is None:
+        pytest.skip("Debian's prometheus package is not installed (apt-get install prometheus)")
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    port = free_port()
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, None, port=port))
+    agent.wait_log(r" checkin ")
+    prometheus_port = free_port()
+    (tmp_path / "prometheus.yml").write_text(
+        "global:\n  scrape_interval: 1s\n"
+        f"scrape_configs:\n  - job_name: door\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+    server = subprocess.Popen([binary, f"--config.file={tmp_path / 'prometheus.yml'}",
+                               f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                               f"--web.listen-address=127.0.0.1:{prometheus_port}"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def query(expression: str):
+            url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?query={urllib.request.quote(expression)}"
+            try:
+                with urllib.request.urlopen(url, timeout=5) as answer:
+                    result = json.load(answer)["data"]["result"]
+            except OSError:
+                return None
+            return result or None
+
+        up = wait_until(lambda: query('up{job="door"} == 1'), 30, "Prometheus scraping the agent")
+        assert up[0]["metric"]["instance"] == f"127.0.0.1:{port}"
+        checkins = wait_until(lambda: query('beacon_gateway_events_total{type="checkin"}'), 15, "the checkin counter")
+        assert checkins[0]["value"][1] == "1"
+        samples = query('scrape_samples_scraped{job="door"}')
+        assert samples and int(samples[0]["value"][1]) > 40, "every family was ingested"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert agent.stop() == 0
