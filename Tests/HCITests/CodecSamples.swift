@@ -69,6 +69,11 @@ enum CodecSamples {
         ("leCreateConnectionCancel", LECreateConnectionCancelCommand()),
     ]
 
+    /// Commands added after the golden bytes were captured.
+    static let newerCommands: [(name: String, command: any HCICommand)] = [
+        ("leConnectionUpdate", LEConnectionUpdateCommand(connectionHandle: 0x0040, connection: connection)),
+    ]
+
     static let returnParameters: [(name: String, value: any HCIReturnParameters)] = [
         ("localVersionInformation", LocalVersionInformation(hciVersion: 0x0C, hciRevision: 0x1234, lmpVersion: 0x0B,
                                                             manufacturer: 0x005D, lmpSubversion: 0xABCD)),

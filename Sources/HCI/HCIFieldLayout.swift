@@ -1,0 +1,257 @@
+// The one generic path for HCI parameters: a command, event or return parameters type
+// lists its fields once (key path + byte layout, in wire order) and is encoded and
+// decoded from that list, the way Bumble's hci.py declares `fields`. Only the
+// advertising report lists keep hand-written decoders: they are the ingest hot path.
+
+/// A type whose bytes are the fields it lists, in order.
+public protocol HCIFieldLayout: HCIFieldValue {
+    /// The value decoding starts from; each field listed overwrites its part, and a
+    /// field skipped by its condition keeps the value given here.
+    init()
+    static var fields: [HCIField<Self>] { get }
+}
+
+extension HCIFieldLayout {
+    public func encodeFields(into bytes: inout [UInt8]) {
+        for field in Self.fields { field.encode(self, &bytes) }
+    }
+
+    public var encodedFields: [UInt8] {
+        var bytes = [UInt8]()
+        encodeFields(into: &bytes)
+        return bytes
+    }
+
+    public mutating func decodeFields(from reader: inout HCIByteReader) throws(HCIDecodingError) {
+        for field in Self.fields { try field.decode(&self, &reader) }
+    }
+
+    /// Decodes `bytes`; `exact` rejects bytes left over (commands), otherwise they
+    /// are ignored (events and return parameters: later versions append fields).
+    public init(decoding bytes: ArraySlice<UInt8>, context: HCIDecodingError.Context, exact: Bool) throws(HCIDecodingError) {
+        var reader = HCIByteReader(bytes, context: context)
+        self.init()
+        try decodeFields(from: &reader)
+        if exact { try reader.requireEnd() }
+    }
+
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in value.encodeFields(into: &bytes) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
+                          var value = Self()
+                          try value.decodeFields(from: &reader)
+                          return value
+                      })
+    }
+}
+
+/// One field of `Root`: where its value lives and how its bytes are laid out.
+public struct HCIField<Root> {
+    let encode: (Root, inout [UInt8]) -> Void
+    let decode: (inout Root, inout HCIByteReader) throws(HCIDecodingError) -> Void
+
+    public static func field<Value>(_ keyPath: WritableKeyPath<Root, Value>, _ codec: HCIFieldCodec<Value>) -> Self {
+        Self(encode: { root, bytes in codec.write(root[keyPath: keyPath], &bytes) },
+             decode: { (root: inout Root, reader: inout HCIByteReader) throws(HCIDecodingError) in
+                 root[keyPath: keyPath] = try codec.read(&reader)
+             })
+    }
+
+    /// A field laid out the way its type always is.
+    public static func field<Value: HCIFieldValue>(_ keyPath: WritableKeyPath<Root, Value>) -> Self {
+        field(keyPath, Value.codec)
+    }
+
+    /// This field only in the formats where `condition` holds (decoding sets the
+    /// format before the fields are read).
+    public func only(when condition: @escaping (Root) -> Bool) -> Self {
+        Self(encode: { root, bytes in if condition(root) { encode(root, &bytes) } },
+             decode: { (root: inout Root, reader: inout HCIByteReader) throws(HCIDecodingError) in
+                 if condition(root) { try decode(&root, &reader) }
+             })
+    }
+
+    /// A PHY bit mask followed by one entry per PHY in the mask, in bit order
+    /// (Scanning_PHYs, Initiating_PHYs); a bit outside `entries` is an invalid value.
+    public static func phyEntries<Entry: HCIFieldLayout>(_ entries: [(phy: LEPhys, keyPath: WritableKeyPath<Root, Entry?>)]) -> Self {
+        let known = entries.reduce(into: LEPhys()) { $0.insert($1.phy) }
+        return Self(
+            encode: { root, bytes in
+                let present = entries.filter { root[keyPath: $0.keyPath] != nil }
+                bytes.append(present.reduce(into: LEPhys()) { $0.insert($1.phy) }.rawValue)
+                for entry in present { root[keyPath: entry.keyPath]?.encodeFields(into: &bytes) }
+            },
+            decode: { (root: inout Root, reader: inout HCIByteReader) throws(HCIDecodingError) in
+                let phys = LEPhys(rawValue: try reader.u8())
+                guard phys.subtracting(known).isEmpty else {
+                    throw .invalidValue(reader.context, field: .phys, value: Int(phys.rawValue))
+                }
+                for entry in entries {
+                    root[keyPath: entry.keyPath] = phys.contains(entry.phy) ? try Entry.codec.read(&reader) : nil
+                }
+            })
+    }
+}
+
+/// How a value is laid out in bytes.
+public struct HCIFieldCodec<Value> {
+    let write: (Value, inout [UInt8]) -> Void
+    let read: (inout HCIByteReader) throws(HCIDecodingError) -> Value
+
+    public init(write: @escaping (Value, inout [UInt8]) -> Void,
+                read: @escaping (inout HCIByteReader) throws(HCIDecodingError) -> Value) {
+        self.write = write
+        self.read = read
+    }
+}
+
+/// A type with one layout wherever it appears.
+public protocol HCIFieldValue {
+    static var codec: HCIFieldCodec<Self> { get }
+}
+
+extension UInt8: HCIFieldValue {
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.append(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u8() })
+    }
+}
+
+extension Int8: HCIFieldValue {
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.append(UInt8(bitPattern: value)) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.i8() })
+    }
+}
+
+extension UInt16: HCIFieldValue {
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.appendLE(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u16() })
+    }
+}
+
+extension UInt64: HCIFieldValue {
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.appendLE(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u64() })
+    }
+}
+
+extension Bool: HCIFieldValue {
+    /// One byte: 0x01 true, 0x00 false; any non-zero byte reads as true.
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.append(value ? 1 : 0) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u8() != 0 })
+    }
+}
+
+extension BluetoothAddress: HCIFieldValue {
+    public static var codec: HCIFieldCodec<Self> {
+        HCIFieldCodec(write: { value, bytes in bytes.appendAddress(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.address() })
+    }
+}
+
+/// A named wrapper of an integer field (status, address type, masks): laid out as its raw value.
+public protocol HCIRawField: RawRepresentable, HCIFieldValue where RawValue: HCIFieldValue {
+    init(rawValue: RawValue)
+}
+
+extension HCIRawField {
+    public static var codec: HCIFieldCodec<Self> {
+        let raw = RawValue.codec
+        return HCIFieldCodec(write: { value, bytes in raw.write(value.rawValue, &bytes) },
+                             read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in Self(rawValue: try raw.read(&reader)) })
+    }
+}
+
+extension HCIFieldCodec where Value == UInt32 {
+    /// The 24-bit little-endian intervals of the extended advertising commands.
+    public static var u24: Self {
+        HCIFieldCodec(write: { value, bytes in bytes.appendLE24(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u24() })
+    }
+}
+
+extension HCIFieldCodec where Value == UInt16 {
+    /// A connection handle: 12 bits; the packet boundary and broadcast flags that
+    /// events may carry in the top four are dropped when read.
+    public static var connectionHandle: Self {
+        HCIFieldCodec(write: { value, bytes in bytes.appendLE(value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u16() & 0x0FFF })
+    }
+}
+
+extension HCIFieldCodec where Value == ArraySlice<UInt8> {
+    /// The rest of the parameters, uninterpreted (a Command Complete's return parameters).
+    public static var rest: Self {
+        HCIFieldCodec(write: { value, bytes in bytes.append(contentsOf: value) },
+                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in reader.rest() })
+    }
+}
+
+extension HCIFieldCodec where Value == [UInt8] {
+    /// A length byte, then that many bytes (at most `maximum`; longer data is cut when encoded).
+    public static func lengthPrefixed(maximum: Int) -> Self {
+        HCIFieldCodec(
+            write: { value, bytes in
+                let used = value.prefix(maximum)
+                bytes.append(UInt8(used.count))
+                bytes.append(contentsOf: used)
+            },
+            read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
+                let length = Int(try reader.u8())
+                guard length <= maximum else { throw .invalidValue(reader.context, field: .dataLength, value: length) }
+                return Array(try reader.slice(length))
+            })
+    }
+
+    /// A length byte, then always `size` bytes: the data, zero padded (legacy
+    /// advertising and scan response data).
+    public static func zeroPadded(size: Int) -> Self {
+        HCIFieldCodec(
+            write: { value, bytes in
+                let used = value.prefix(size)
+                bytes.append(UInt8(used.count))
+                bytes.append(contentsOf: used)
+                bytes.append(contentsOf: repeatElement(0, count: size - used.count))
+            },
+            read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
+                let length = Int(try reader.u8())
+                guard length <= size else { throw .invalidValue(reader.context, field: .dataLength, value: length) }
+                return Array(try reader.slice(size).prefix(length))
+            })
+    }
+}
+
+extension HCIFieldCodec {
+    /// A count byte, then that many fixed-size elements filling the rest of the
+    /// parameters (at most `maximum` are encoded).
+    public static func list<Element: HCIFieldLayout>(maximum: Int) -> Self where Value == [Element] {
+        HCIFieldCodec(
+            write: { value, bytes in
+                let used = value.prefix(maximum)
+                bytes.append(UInt8(used.count))
+                for element in used { element.encodeFields(into: &bytes) }
+            },
+            read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
+                let count = Int(try reader.u8())
+                guard count * Element().encodedFields.count == reader.remaining else {
+                    throw .countDoesNotFit(reader.context, count: count)
+                }
+                var elements = [Element]()
+                elements.reserveCapacity(count)
+                for _ in 0 ..< count { elements.append(try Element.codec.read(&reader)) }
+                return elements
+            })
+    }
+}
+
+extension HCIFieldCodec {
+    /// Decodes a value laid out this way from the start of `bytes` (bytes after it are ignored).
+    public func decode(_ bytes: ArraySlice<UInt8>, context: HCIDecodingError.Context) throws(HCIDecodingError) -> Value {
+        var reader = HCIByteReader(bytes, context: context)
+        return try read(&reader)
+    }
+}
