@@ -1,15 +1,19 @@
 /// Bounds-checked little-endian reads over untrusted bytes: every read either
-/// succeeds or throws `truncated` with where it happened; nothing traps.
+/// succeeds or throws `truncated` with where it happened; nothing traps. The one
+/// reader of the code base: HCI parameters here, ACL/L2CAP/ATT in Host, persisted
+/// state in GatewayCore.
 public struct HCIByteReader {
     public let bytes: ArraySlice<UInt8>
     public private(set) var index: Int
     public let context: HCIDecodingError.Context
 
-    init(_ bytes: ArraySlice<UInt8>, context: HCIDecodingError.Context) {
+    public init(_ bytes: ArraySlice<UInt8>, context: HCIDecodingError.Context) {
         self.bytes = bytes
         self.index = bytes.startIndex
         self.context = context
     }
+
+    public init(_ bytes: [UInt8], context: HCIDecodingError.Context) { self.init(bytes[...], context: context) }
 
     public var remaining: Int { bytes.endIndex - index }
     public var isAtEnd: Bool { index >= bytes.endIndex }
@@ -74,6 +78,7 @@ public struct HCIByteReader {
     }
 }
 
+/// The one little-endian writer of the code base (HCI, ACL/L2CAP/ATT, persisted state).
 extension [UInt8] {
     public mutating func appendLE(_ value: UInt16) {
         append(UInt8(truncatingIfNeeded: value))
