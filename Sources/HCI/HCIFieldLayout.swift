@@ -110,33 +110,23 @@ public protocol HCIFieldValue {
     static var codec: HCIFieldCodec<Self> { get }
 }
 
-extension UInt8: HCIFieldValue {
+/// Integers are little-endian, as wide as their type.
+extension HCIFieldValue where Self: FixedWidthInteger {
     public static var codec: HCIFieldCodec<Self> {
-        HCIFieldCodec(write: { value, bytes in bytes.append(value) },
-                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u8() })
+        HCIFieldCodec(
+            write: { value, bytes in
+                for shift in stride(from: 0, to: Self.bitWidth, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
+            },
+            read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
+                try reader.slice(Self.bitWidth / 8).reversed().reduce(into: Self.zero) { $0 = $0 << 8 | Self(truncatingIfNeeded: $1) }
+            })
     }
 }
 
-extension Int8: HCIFieldValue {
-    public static var codec: HCIFieldCodec<Self> {
-        HCIFieldCodec(write: { value, bytes in bytes.append(UInt8(bitPattern: value)) },
-                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.i8() })
-    }
-}
-
-extension UInt16: HCIFieldValue {
-    public static var codec: HCIFieldCodec<Self> {
-        HCIFieldCodec(write: { value, bytes in bytes.appendLE(value) },
-                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u16() })
-    }
-}
-
-extension UInt64: HCIFieldValue {
-    public static var codec: HCIFieldCodec<Self> {
-        HCIFieldCodec(write: { value, bytes in bytes.appendLE(value) },
-                      read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in try reader.u64() })
-    }
-}
+extension UInt8: HCIFieldValue {}
+extension Int8: HCIFieldValue {}
+extension UInt16: HCIFieldValue {}
+extension UInt64: HCIFieldValue {}
 
 extension Bool: HCIFieldValue {
     /// One byte: 0x01 true, 0x00 false; any non-zero byte reads as true.
@@ -192,35 +182,21 @@ extension HCIFieldCodec where Value == ArraySlice<UInt8> {
 }
 
 extension HCIFieldCodec where Value == [UInt8] {
-    /// A length byte, then that many bytes (at most `maximum`; longer data is cut when encoded).
-    public static func lengthPrefixed(maximum: Int) -> Self {
+    /// A length byte, then that many bytes (at most `maximum`; longer data is cut when
+    /// encoded). `padded`: always `maximum` bytes follow, the data zero padded (legacy
+    /// advertising and scan response data).
+    public static func lengthPrefixed(maximum: Int, padded: Bool = false) -> Self {
         HCIFieldCodec(
             write: { value, bytes in
                 let used = value.prefix(maximum)
                 bytes.append(UInt8(used.count))
                 bytes.append(contentsOf: used)
+                if padded { bytes.append(contentsOf: repeatElement(0, count: maximum - used.count)) }
             },
             read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
                 let length = Int(try reader.u8())
                 guard length <= maximum else { throw .invalidValue(reader.context, field: .dataLength, value: length) }
-                return Array(try reader.slice(length))
-            })
-    }
-
-    /// A length byte, then always `size` bytes: the data, zero padded (legacy
-    /// advertising and scan response data).
-    public static func zeroPadded(size: Int) -> Self {
-        HCIFieldCodec(
-            write: { value, bytes in
-                let used = value.prefix(size)
-                bytes.append(UInt8(used.count))
-                bytes.append(contentsOf: used)
-                bytes.append(contentsOf: repeatElement(0, count: size - used.count))
-            },
-            read: { (reader: inout HCIByteReader) throws(HCIDecodingError) in
-                let length = Int(try reader.u8())
-                guard length <= size else { throw .invalidValue(reader.context, field: .dataLength, value: length) }
-                return Array(try reader.slice(size).prefix(length))
+                return Array(try reader.slice(padded ? maximum : length).prefix(length))
             })
     }
 }

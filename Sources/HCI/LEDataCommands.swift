@@ -34,7 +34,7 @@ public protocol LELegacyDataCommand: HCICommand, HCIFieldLayout {
 extension LELegacyDataCommand {
     public static var expectedResponse: HCIExpectedResponse { .commandComplete(returnParametersLength: 1) }
     public static var maximumLength: Int { 31 }
-    public static var fields: [HCIField<Self>] { [.field(\.data, .zeroPadded(size: maximumLength))] }
+    public static var fields: [HCIField<Self>] { [.field(\.data, .lengthPrefixed(maximum: maximumLength, padded: true))] }
 
     public init(data: [UInt8]) {
         self.init()
