@@ -9,18 +9,6 @@ public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConv
 
     public init(rawValue: UInt64) { self.rawValue = rawValue & 0xFFFF_FFFF_FFFF }
 
-    /// From the six bytes as they appear in HCI packets (little-endian).
-    public init<Bytes: Collection>(littleEndianBytes bytes: Bytes) where Bytes.Element == UInt8 {
-        precondition(bytes.count == 6, "a Bluetooth address has six bytes")
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in bytes {
-            value |= UInt64(byte) << shift
-            shift += 8
-        }
-        rawValue = value
-    }
-
     /// Parses `AA:BB:CC:DD:EE:FF` (hex digits in either case; `-` also accepted as separator).
     public init?(_ text: some StringProtocol) {
         let parts = text.split(whereSeparator: { $0 == ":" || $0 == "-" })
@@ -31,11 +19,6 @@ public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConv
             value = value << 8 | UInt64(byte)
         }
         rawValue = value
-    }
-
-    /// The six bytes least significant first, as HCI carries them.
-    public var littleEndianBytes: [UInt8] {
-        (0 ..< 6).map { UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64($0))) }
     }
 
     public static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool { lhs.rawValue < rhs.rawValue }

@@ -6,17 +6,13 @@ public struct ResetCommand: HCIParameterlessCommand {
     public init() {}
 }
 
-public struct SetEventMaskCommand: HCICommand {
+public struct SetEventMaskCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.setEventMask
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var mask: EventMask
+    public static var fields: [HCIField<Self>] { [.field(\.mask)] }
+    public var mask = EventMask(rawValue: 0)
+    public init() {}
     public init(mask: EventMask) { self.mask = mask }
-    public func encodeParameters(into bytes: inout [UInt8]) { bytes.appendLE(mask.rawValue) }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        mask = EventMask(rawValue: try reader.u64())
-        try reader.requireEnd()
-    }
 }
 
 public struct ReadLocalVersionInformationCommand: HCIParameterlessCommand {
@@ -49,36 +45,24 @@ public struct ReadBDAddrCommand: HCIParameterlessCommand {
     public init() {}
 }
 
-public struct ReadRSSICommand: HCICommand {
+public struct ReadRSSICommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.readRSSI
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 4)
-    public var connectionHandle: UInt16
+    public static var fields: [HCIField<Self>] { [.field(\.connectionHandle)] }
+    public var connectionHandle: UInt16 = 0
+    public init() {}
     public init(connectionHandle: UInt16) { self.connectionHandle = connectionHandle }
-    public func encodeParameters(into bytes: inout [UInt8]) { bytes.appendLE(connectionHandle) }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        connectionHandle = try reader.u16()
-        try reader.requireEnd()
-    }
 }
 
-public struct DisconnectCommand: HCICommand {
+public struct DisconnectCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.disconnect
     public static let expectedResponse = HCIExpectedResponse.commandStatus
-    public var connectionHandle: UInt16
-    public var reason: HCIStatus
+    public static var fields: [HCIField<Self>] { [.field(\.connectionHandle), .field(\.reason)] }
+    public var connectionHandle: UInt16 = 0
+    public var reason = HCIStatus.success
+    public init() {}
     public init(connectionHandle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
         self.connectionHandle = connectionHandle
         self.reason = reason
-    }
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        bytes.appendLE(connectionHandle)
-        bytes.append(reason.rawValue)
-    }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        connectionHandle = try reader.u16()
-        reason = HCIStatus(rawValue: try reader.u8())
-        try reader.requireEnd()
     }
 }

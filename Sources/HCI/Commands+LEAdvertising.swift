@@ -1,18 +1,25 @@
 // Advertising (the gateway as the door's beacon), in both command families.
 
 /// Legacy: LE Set Advertising Parameters. Intervals in 0.625 ms units.
-public struct LESetAdvertisingParametersCommand: HCICommand {
+public struct LESetAdvertisingParametersCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetAdvertisingParameters
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var intervalMin: UInt16
-    public var intervalMax: UInt16
-    public var type: LegacyAdvertisingType
-    public var ownAddressType: AddressType
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
+    public static var fields: [HCIField<Self>] {
+        [.field(\.intervalMin), .field(\.intervalMax), .field(\.type), .field(\.ownAddressType), .field(\.peerAddressType),
+         .field(\.peerAddress), .field(\.channelMap), .field(\.filterPolicy)]
+    }
+
+    public var intervalMin: UInt16 = 0
+    public var intervalMax: UInt16 = 0
+    public var type = LegacyAdvertisingType.connectableUndirected
+    public var ownAddressType = AddressType.publicDevice
+    public var peerAddressType = AddressType.publicDevice
+    public var peerAddress = BluetoothAddress(rawValue: 0)
     /// Bit 0 channel 37, bit 1 channel 38, bit 2 channel 39.
-    public var channelMap: UInt8
-    public var filterPolicy: AdvertisingFilterPolicy
+    public var channelMap: UInt8 = 0
+    public var filterPolicy = AdvertisingFilterPolicy.acceptAll
+
+    public init() {}
 
     public init(intervalMin: UInt16, intervalMax: UInt16, type: LegacyAdvertisingType,
                 ownAddressType: AddressType = .publicDevice, peerAddressType: AddressType = .publicDevice,
@@ -27,96 +34,55 @@ public struct LESetAdvertisingParametersCommand: HCICommand {
         self.channelMap = channelMap
         self.filterPolicy = filterPolicy
     }
-
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        bytes.appendLE(intervalMin)
-        bytes.appendLE(intervalMax)
-        bytes.append(type.rawValue)
-        bytes.append(ownAddressType.rawValue)
-        bytes.append(peerAddressType.rawValue)
-        bytes.appendAddress(peerAddress)
-        bytes.append(channelMap)
-        bytes.append(filterPolicy.rawValue)
-    }
-
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        intervalMin = try reader.u16()
-        intervalMax = try reader.u16()
-        type = LegacyAdvertisingType(rawValue: try reader.u8())
-        ownAddressType = AddressType(rawValue: try reader.u8())
-        peerAddressType = AddressType(rawValue: try reader.u8())
-        peerAddress = try reader.address()
-        channelMap = try reader.u8()
-        filterPolicy = AdvertisingFilterPolicy(rawValue: try reader.u8())
-        try reader.requireEnd()
-    }
 }
 
 /// Legacy: LE Set Advertising Data: always 1 length byte + 31 bytes, zero padded.
-public struct LESetAdvertisingDataCommand: HCICommand {
+public struct LESetAdvertisingDataCommand: LELegacyDataCommand {
     public static let opcode = Opcode.leSetAdvertisingData
-    public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public static let maximumLength = 31
     /// At most 31 bytes; longer data is cut when encoded.
-    public var data: [UInt8]
-
-    public init(data: [UInt8]) { self.data = data }
-
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        let used = data.prefix(Self.maximumLength)
-        bytes.append(UInt8(used.count))
-        bytes.append(contentsOf: used)
-        bytes.append(contentsOf: repeatElement(0, count: Self.maximumLength - used.count))
-    }
-
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        let length = Int(try reader.u8())
-        guard length <= Self.maximumLength else {
-            throw .invalidValue(reader.context, field: .dataLength, value: length)
-        }
-        let padded = try reader.slice(Self.maximumLength)
-        data = Array(padded.prefix(length))
-        try reader.requireEnd()
-    }
+    public var data: [UInt8] = []
+    public init() {}
 }
 
 /// Legacy: LE Set Advertising Enable.
-public struct LESetAdvertisingEnableCommand: HCICommand {
+public struct LESetAdvertisingEnableCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetAdvertisingEnable
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var enable: Bool
+    public static var fields: [HCIField<Self>] { [.field(\.enable)] }
+    public var enable = false
+    public init() {}
     public init(enable: Bool) { self.enable = enable }
-    public func encodeParameters(into bytes: inout [UInt8]) { bytes.append(enable ? 1 : 0) }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        enable = try reader.u8() != 0
-        try reader.requireEnd()
-    }
 }
 
 /// Extended: LE Set Extended Advertising Parameters (v1). Intervals are 24-bit, in
 /// 0.625 ms units. Returns the selected TX power.
-public struct LESetExtendedAdvertisingParametersCommand: HCICommand {
+public struct LESetExtendedAdvertisingParametersCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetExtendedAdvertisingParameters
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 2)
-    public var handle: UInt8
-    public var properties: LEAdvertisingEventProperties
-    public var intervalMin: UInt32
-    public var intervalMax: UInt32
-    public var channelMap: UInt8
-    public var ownAddressType: AddressType
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
-    public var filterPolicy: AdvertisingFilterPolicy
+    public static var fields: [HCIField<Self>] {
+        [.field(\.handle), .field(\.properties), .field(\.intervalMin, .u24), .field(\.intervalMax, .u24), .field(\.channelMap),
+         .field(\.ownAddressType), .field(\.peerAddressType), .field(\.peerAddress), .field(\.filterPolicy), .field(\.txPower),
+         .field(\.primaryPHY), .field(\.secondaryMaxSkip), .field(\.secondaryPHY), .field(\.sid), .field(\.scanRequestNotification)]
+    }
+
+    public var handle: UInt8 = 0
+    public var properties = LEAdvertisingEventProperties()
+    public var intervalMin: UInt32 = 0
+    public var intervalMax: UInt32 = 0
+    public var channelMap: UInt8 = 0
+    public var ownAddressType = AddressType.publicDevice
+    public var peerAddressType = AddressType.publicDevice
+    public var peerAddress = BluetoothAddress(rawValue: 0)
+    public var filterPolicy = AdvertisingFilterPolicy.acceptAll
     /// dBm; 127 = no preference.
-    public var txPower: Int8
-    public var primaryPHY: LEPhy
-    public var secondaryMaxSkip: UInt8
-    public var secondaryPHY: LEPhy
-    public var sid: UInt8
-    public var scanRequestNotification: Bool
+    public var txPower: Int8 = 0
+    public var primaryPHY = LEPhy.none
+    public var secondaryMaxSkip: UInt8 = 0
+    public var secondaryPHY = LEPhy.none
+    public var sid: UInt8 = 0
+    public var scanRequestNotification = false
+
+    public init() {}
 
     public init(handle: UInt8 = 0, properties: LEAdvertisingEventProperties, intervalMin: UInt32, intervalMax: UInt32,
                 channelMap: UInt8 = 0x07, ownAddressType: AddressType = .publicDevice,
@@ -139,51 +105,11 @@ public struct LESetExtendedAdvertisingParametersCommand: HCICommand {
         self.sid = sid
         self.scanRequestNotification = scanRequestNotification
     }
-
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        bytes.append(handle)
-        bytes.appendLE(properties.rawValue)
-        bytes.appendLE24(intervalMin)
-        bytes.appendLE24(intervalMax)
-        bytes.append(channelMap)
-        bytes.append(ownAddressType.rawValue)
-        bytes.append(peerAddressType.rawValue)
-        bytes.appendAddress(peerAddress)
-        bytes.append(filterPolicy.rawValue)
-        bytes.append(UInt8(bitPattern: txPower))
-        bytes.append(primaryPHY.rawValue)
-        bytes.append(secondaryMaxSkip)
-        bytes.append(secondaryPHY.rawValue)
-        bytes.append(sid)
-        bytes.append(scanRequestNotification ? 1 : 0)
-    }
-
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        handle = try reader.u8()
-        properties = LEAdvertisingEventProperties(rawValue: try reader.u16())
-        intervalMin = try reader.u24()
-        intervalMax = try reader.u24()
-        channelMap = try reader.u8()
-        ownAddressType = AddressType(rawValue: try reader.u8())
-        peerAddressType = AddressType(rawValue: try reader.u8())
-        peerAddress = try reader.address()
-        filterPolicy = AdvertisingFilterPolicy(rawValue: try reader.u8())
-        txPower = try reader.i8()
-        primaryPHY = LEPhy(rawValue: try reader.u8())
-        secondaryMaxSkip = try reader.u8()
-        secondaryPHY = LEPhy(rawValue: try reader.u8())
-        sid = try reader.u8()
-        scanRequestNotification = try reader.u8() != 0
-        try reader.requireEnd()
-    }
 }
 
 /// Extended: LE Set Extended Advertising Data (one fragment, at most 251 bytes).
 public struct LESetExtendedAdvertisingDataCommand: LEExtendedDataFragmentCommand {
     public static let opcode = Opcode.leSetExtendedAdvertisingData
-    public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public static let maximumFragmentLength = 251
 
     public struct Operation: RawRepresentable, Hashable, Sendable {
         public var rawValue: UInt8
@@ -195,32 +121,29 @@ public struct LESetExtendedAdvertisingDataCommand: LEExtendedDataFragmentCommand
         public static let unchanged = Operation(rawValue: 0x04)
     }
 
-    public var handle: UInt8
-    public var operation: Operation
+    public var handle: UInt8 = 0
+    public var operation = Operation.complete
     /// 0x00 the controller may fragment, 0x01 it should not.
-    public var fragmentPreference: UInt8
+    public var fragmentPreference: UInt8 = 0x01
     /// At most 251 bytes; longer data is cut when encoded.
-    public var data: [UInt8]
-
-    public init(handle: UInt8 = 0, operation: Operation = .complete, fragmentPreference: UInt8 = 0x01, data: [UInt8]) {
-        self.handle = handle
-        self.operation = operation
-        self.fragmentPreference = fragmentPreference
-        self.data = data
-    }
+    public var data: [UInt8] = []
+    public init() {}
 }
 
 /// Extended: LE Set Extended Advertising Enable, for a list of advertising sets.
-public struct LESetExtendedAdvertisingEnableCommand: HCICommand {
+public struct LESetExtendedAdvertisingEnableCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetExtendedAdvertisingEnable
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
+    public static var fields: [HCIField<Self>] { [.field(\.enable), .field(\.sets, .list(maximum: 63))] }
 
-    public struct AdvertisingSet: Hashable, Sendable {
-        public var handle: UInt8
+    public struct AdvertisingSet: Hashable, Sendable, HCIFieldLayout {
+        public static var fields: [HCIField<Self>] { [.field(\.handle), .field(\.duration), .field(\.maxEvents)] }
+        public var handle: UInt8 = 0
         /// 10 ms units; 0 = until disabled.
-        public var duration: UInt16
+        public var duration: UInt16 = 0
         /// 0 = no limit.
-        public var maxEvents: UInt8
+        public var maxEvents: UInt8 = 0
+        public init() {}
         public init(handle: UInt8, duration: UInt16 = 0, maxEvents: UInt8 = 0) {
             self.handle = handle
             self.duration = duration
@@ -228,36 +151,14 @@ public struct LESetExtendedAdvertisingEnableCommand: HCICommand {
         }
     }
 
-    public var enable: Bool
+    public var enable = false
     /// Empty with `enable == false` disables every set.
-    public var sets: [AdvertisingSet]
+    public var sets: [AdvertisingSet] = []
+
+    public init() {}
 
     public init(enable: Bool, sets: [AdvertisingSet]) {
         self.enable = enable
-        self.sets = sets
-    }
-
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        let used = sets.prefix(63)
-        bytes.append(enable ? 1 : 0)
-        bytes.append(UInt8(used.count))
-        for set in used {
-            bytes.append(set.handle)
-            bytes.appendLE(set.duration)
-            bytes.append(set.maxEvents)
-        }
-    }
-
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        enable = try reader.u8() != 0
-        let count = Int(try reader.u8())
-        guard count * 4 == reader.remaining else { throw .countDoesNotFit(reader.context, count: count) }
-        var sets = [AdvertisingSet]()
-        sets.reserveCapacity(count)
-        for _ in 0 ..< count {
-            sets.append(AdvertisingSet(handle: try reader.u8(), duration: try reader.u16(), maxEvents: try reader.u8()))
-        }
         self.sets = sets
     }
 }

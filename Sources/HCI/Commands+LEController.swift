@@ -1,16 +1,12 @@
 // LE controller set-up and Filter Accept List commands.
 
-public struct LESetEventMaskCommand: HCICommand {
+public struct LESetEventMaskCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetEventMask
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var mask: LEEventMask
+    public static var fields: [HCIField<Self>] { [.field(\.mask)] }
+    public var mask = LEEventMask(rawValue: 0)
+    public init() {}
     public init(mask: LEEventMask) { self.mask = mask }
-    public func encodeParameters(into bytes: inout [UInt8]) { bytes.appendLE(mask.rawValue) }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        mask = LEEventMask(rawValue: try reader.u64())
-        try reader.requireEnd()
-    }
 }
 
 public struct LEReadBufferSizeCommand: HCIParameterlessCommand {
@@ -31,17 +27,13 @@ public struct LEReadSupportedStatesCommand: HCIParameterlessCommand {
     public init() {}
 }
 
-public struct LESetRandomAddressCommand: HCICommand {
+public struct LESetRandomAddressCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetRandomAddress
     public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var address: BluetoothAddress
+    public static var fields: [HCIField<Self>] { [.field(\.address)] }
+    public var address = BluetoothAddress(rawValue: 0)
+    public init() {}
     public init(address: BluetoothAddress) { self.address = address }
-    public func encodeParameters(into bytes: inout [UInt8]) { bytes.appendAddress(address) }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        address = try reader.address()
-        try reader.requireEnd()
-    }
 }
 
 public struct LEReadFilterAcceptListSizeCommand: HCIParameterlessCommand {
@@ -56,44 +48,34 @@ public struct LEClearFilterAcceptListCommand: HCIParameterlessCommand {
     public init() {}
 }
 
-public struct LEAddDeviceToFilterAcceptListCommand: HCICommand {
-    public static let opcode = Opcode.leAddDeviceToFilterAcceptList
-    public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var addressType: AddressType
-    public var address: BluetoothAddress
+/// LE Add Device To / Remove Device From Filter Accept List: one entry, the same
+/// parameters under two opcodes.
+public protocol LEFilterAcceptListEntryCommand: HCICommand, HCIFieldLayout {
+    var addressType: AddressType { get set }
+    var address: BluetoothAddress { get set }
+}
+
+extension LEFilterAcceptListEntryCommand {
+    public static var expectedResponse: HCIExpectedResponse { .commandComplete(returnParametersLength: 1) }
+    public static var fields: [HCIField<Self>] { [.field(\.addressType), .field(\.address)] }
+
     public init(addressType: AddressType, address: BluetoothAddress) {
+        self.init()
         self.addressType = addressType
         self.address = address
-    }
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        bytes.append(addressType.rawValue)
-        bytes.appendAddress(address)
-    }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        addressType = AddressType(rawValue: try reader.u8())
-        address = try reader.address()
-        try reader.requireEnd()
     }
 }
 
-public struct LERemoveDeviceFromFilterAcceptListCommand: HCICommand {
+public struct LEAddDeviceToFilterAcceptListCommand: LEFilterAcceptListEntryCommand {
+    public static let opcode = Opcode.leAddDeviceToFilterAcceptList
+    public var addressType = AddressType.publicDevice
+    public var address = BluetoothAddress(rawValue: 0)
+    public init() {}
+}
+
+public struct LERemoveDeviceFromFilterAcceptListCommand: LEFilterAcceptListEntryCommand {
     public static let opcode = Opcode.leRemoveDeviceFromFilterAcceptList
-    public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
-    public var addressType: AddressType
-    public var address: BluetoothAddress
-    public init(addressType: AddressType, address: BluetoothAddress) {
-        self.addressType = addressType
-        self.address = address
-    }
-    public func encodeParameters(into bytes: inout [UInt8]) {
-        bytes.append(addressType.rawValue)
-        bytes.appendAddress(address)
-    }
-    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .command(Self.opcode))
-        addressType = AddressType(rawValue: try reader.u8())
-        address = try reader.address()
-        try reader.requireEnd()
-    }
+    public var addressType = AddressType.publicDevice
+    public var address = BluetoothAddress(rawValue: 0)
+    public init() {}
 }

@@ -37,6 +37,15 @@ extension HCICommand {
     }
 }
 
+extension HCICommand where Self: HCIFieldLayout {
+    public func encodeParameters(into bytes: inout [UInt8]) { encodeFields(into: &bytes) }
+
+    /// Commands decode exactly: extra bytes mean a different command layout.
+    public init(parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
+        try self.init(decoding: parameters, context: .command(Self.opcode), exact: true)
+    }
+}
+
 /// Commands without parameters.
 public protocol HCIParameterlessCommand: HCICommand {
     init()

@@ -8,6 +8,9 @@ public enum HCIDecodingError: Error, Hashable, Sendable {
         case command(Opcode)
         case returnParameters(Opcode)
         case packetHeader
+        /// Bytes of a layer above HCI (ACL payloads, persisted state) read with
+        /// `HCIByteReader`; those layers turn a failed read into their own errors.
+        case aboveHCI
     }
 
     /// Decoding an event from a packet that is not an event.

@@ -15,34 +15,20 @@ extension HCIEvent {
 
     /// Decodes an event from its code and parameters.
     public init(code: EventCode, parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .event(code))
+        let context = HCIDecodingError.Context.event(code)
         switch code {
         case .commandComplete:
-            let credits = try reader.u8()
-            let opcode = Opcode(rawValue: try reader.u16())
-            self = .commandComplete(HCICommandComplete(numberOfCommandPackets: credits, opcode: opcode, returnParameters: reader.rest()))
+            self = .commandComplete(try HCICommandComplete(decoding: parameters, context: context, exact: false))
         case .commandStatus:
-            let status = HCIStatus(rawValue: try reader.u8())
-            let credits = try reader.u8()
-            let opcode = Opcode(rawValue: try reader.u16())
-            self = .commandStatus(HCICommandStatus(status: status, numberOfCommandPackets: credits, opcode: opcode))
+            self = .commandStatus(try HCICommandStatus(decoding: parameters, context: context, exact: false))
         case .disconnectionComplete:
-            self = .disconnectionComplete(HCIDisconnectionComplete(
-                status: HCIStatus(rawValue: try reader.u8()), connectionHandle: try reader.u16() & 0x0FFF,
-                reason: HCIStatus(rawValue: try reader.u8())
-            ))
+            self = .disconnectionComplete(try HCIDisconnectionComplete(decoding: parameters, context: context, exact: false))
         case .numberOfCompletedPackets:
-            let count = Int(try reader.u8())
-            guard count * 4 == reader.remaining else { throw .countDoesNotFit(.event(code), count: count) }
-            var entries = [HCICompletedPackets]()
-            entries.reserveCapacity(count)
-            for _ in 0 ..< count {
-                entries.append(HCICompletedPackets(connectionHandle: try reader.u16() & 0x0FFF, count: try reader.u16()))
-            }
-            self = .numberOfCompletedPackets(entries)
+            self = .numberOfCompletedPackets(try HCICompletedPackets.list.decode(parameters, context: context))
         case .hardwareError:
-            self = .hardwareError(code: try reader.u8())
+            self = .hardwareError(code: try UInt8.codec.decode(parameters, context: context))
         case .leMeta:
+            var reader = HCIByteReader(parameters, context: context)
             let subevent = LESubeventCode(rawValue: try reader.u8())
             self = .leMeta(try LEMetaEvent(subevent: subevent, parameters: reader.rest()))
         default:
@@ -54,56 +40,27 @@ extension HCIEvent {
 extension LEMetaEvent {
     /// Decodes a subevent from the bytes after the subevent code.
     public init(subevent: LESubeventCode, parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
+        let context = HCIDecodingError.Context.leSubevent(subevent)
         switch subevent {
         case .advertisingReport:
             self = .advertisingReport(try LEAdvertisingReport.decodeLegacyReports(parameters))
         case .extendedAdvertisingReport:
             self = .extendedAdvertisingReport(try LEAdvertisingReport.decodeExtendedReports(parameters))
         case .connectionComplete, .enhancedConnectionComplete, .enhancedConnectionCompleteV2:
-            self = .connectionComplete(try LEConnectionComplete(subevent: subevent, parameters: parameters))
+            var event = LEConnectionComplete()
+            event.format = subevent == .connectionComplete ? .legacy : subevent == .enhancedConnectionComplete ? .enhanced : .enhancedV2
+            var reader = HCIByteReader(parameters, context: context)
+            try event.decodeFields(from: &reader)
+            self = .connectionComplete(event)
         case .connectionUpdateComplete:
-            var reader = HCIByteReader(parameters, context: .leSubevent(subevent))
-            self = .connectionUpdateComplete(LEConnectionUpdateComplete(
-                status: HCIStatus(rawValue: try reader.u8()), connectionHandle: try reader.u16() & 0x0FFF,
-                connectionInterval: try reader.u16(), peripheralLatency: try reader.u16(),
-                supervisionTimeout: try reader.u16()
-            ))
+            self = .connectionUpdateComplete(try LEConnectionUpdateComplete(decoding: parameters, context: context, exact: false))
         default:
             self = .unknown(subevent: subevent, parameters: parameters)
         }
     }
 }
 
-extension LEConnectionComplete {
-    init(subevent: LESubeventCode, parameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(parameters, context: .leSubevent(subevent))
-        format = switch subevent {
-        case .connectionComplete: .legacy
-        case .enhancedConnectionComplete: .enhanced
-        default: .enhancedV2
-        }
-        status = HCIStatus(rawValue: try reader.u8())
-        connectionHandle = try reader.u16() & 0x0FFF
-        role = Role(rawValue: try reader.u8())
-        peerAddressType = AddressType(rawValue: try reader.u8())
-        peerAddress = try reader.address()
-        if format == .legacy {
-            localResolvablePrivateAddress = BluetoothAddress(rawValue: 0)
-            peerResolvablePrivateAddress = BluetoothAddress(rawValue: 0)
-        } else {
-            localResolvablePrivateAddress = try reader.address()
-            peerResolvablePrivateAddress = try reader.address()
-        }
-        connectionInterval = try reader.u16()
-        peripheralLatency = try reader.u16()
-        supervisionTimeout = try reader.u16()
-        centralClockAccuracy = try reader.u8()
-        if format == .enhancedV2 {
-            advertisingHandle = try reader.u8()
-            syncHandle = try reader.u16()
-        } else {
-            advertisingHandle = 0xFF
-            syncHandle = 0xFFFF
-        }
-    }
+extension HCICompletedPackets {
+    /// Number Of Completed Packets: a count, then the entries filling the event.
+    static var list: HCIFieldCodec<[HCICompletedPackets]> { .list(maximum: 63) }
 }

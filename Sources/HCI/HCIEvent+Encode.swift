@@ -10,27 +10,16 @@ extension HCIEvent {
         switch self {
         case .commandComplete(let event):
             code = .commandComplete
-            bytes.append(event.numberOfCommandPackets)
-            bytes.appendLE(event.opcode.rawValue)
-            bytes.append(contentsOf: event.returnParameters)
+            event.encodeFields(into: &bytes)
         case .commandStatus(let event):
             code = .commandStatus
-            bytes.append(event.status.rawValue)
-            bytes.append(event.numberOfCommandPackets)
-            bytes.appendLE(event.opcode.rawValue)
+            event.encodeFields(into: &bytes)
         case .disconnectionComplete(let event):
             code = .disconnectionComplete
-            bytes.append(event.status.rawValue)
-            bytes.appendLE(event.connectionHandle)
-            bytes.append(event.reason.rawValue)
+            event.encodeFields(into: &bytes)
         case .numberOfCompletedPackets(let entries):
             code = .numberOfCompletedPackets
-            let used = entries.prefix(63)
-            bytes.append(UInt8(used.count))
-            for entry in used {
-                bytes.appendLE(entry.connectionHandle)
-                bytes.appendLE(entry.count)
-            }
+            HCICompletedPackets.list.write(entries, &bytes)
         case .hardwareError(let hardwareCode):
             code = .hardwareError
             bytes.append(hardwareCode)
@@ -93,29 +82,9 @@ extension LEMetaEvent {
             bytes.append(UInt8(min(reports.count, 255)))
             for report in reports.prefix(255) { report.encodeExtended(into: &bytes) }
         case .connectionComplete(let event):
-            bytes.append(event.status.rawValue)
-            bytes.appendLE(event.connectionHandle)
-            bytes.append(event.role.rawValue)
-            bytes.append(event.peerAddressType.rawValue)
-            bytes.appendAddress(event.peerAddress)
-            if event.format != .legacy {
-                bytes.appendAddress(event.localResolvablePrivateAddress)
-                bytes.appendAddress(event.peerResolvablePrivateAddress)
-            }
-            bytes.appendLE(event.connectionInterval)
-            bytes.appendLE(event.peripheralLatency)
-            bytes.appendLE(event.supervisionTimeout)
-            bytes.append(event.centralClockAccuracy)
-            if event.format == .enhancedV2 {
-                bytes.append(event.advertisingHandle)
-                bytes.appendLE(event.syncHandle)
-            }
+            event.encodeFields(into: &bytes)
         case .connectionUpdateComplete(let event):
-            bytes.append(event.status.rawValue)
-            bytes.appendLE(event.connectionHandle)
-            bytes.appendLE(event.connectionInterval)
-            bytes.appendLE(event.peripheralLatency)
-            bytes.appendLE(event.supervisionTimeout)
+            event.encodeFields(into: &bytes)
         case .unknown(_, let parameters):
             bytes.append(contentsOf: parameters)
         }

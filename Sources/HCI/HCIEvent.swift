@@ -30,11 +30,17 @@ public enum LEMetaEvent: Hashable, Sendable {
 }
 
 /// Command Complete: the answer to a command, with its return parameters.
-public struct HCICommandComplete: Hashable, Sendable {
-    public var numberOfCommandPackets: UInt8
-    public var opcode: Opcode
+public struct HCICommandComplete: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] {
+        [.field(\.numberOfCommandPackets), .field(\.opcode), .field(\.returnParameters, .rest)]
+    }
+
+    public var numberOfCommandPackets: UInt8 = 0
+    public var opcode = Opcode(rawValue: 0)
     /// Status first, then the command's own fields (empty for a no-op credit grant).
-    public var returnParameters: ArraySlice<UInt8>
+    public var returnParameters: ArraySlice<UInt8> = []
+
+    public init() {}
 
     public init(numberOfCommandPackets: UInt8 = 1, opcode: Opcode, returnParameters: ArraySlice<UInt8>) {
         self.numberOfCommandPackets = numberOfCommandPackets
@@ -53,10 +59,13 @@ public struct HCICommandComplete: Hashable, Sendable {
 }
 
 /// Command Status: the controller accepted (or refused) a command whose outcome comes later.
-public struct HCICommandStatus: Hashable, Sendable {
-    public var status: HCIStatus
-    public var numberOfCommandPackets: UInt8
-    public var opcode: Opcode
+public struct HCICommandStatus: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.numberOfCommandPackets), .field(\.opcode)] }
+    public var status = HCIStatus.success
+    public var numberOfCommandPackets: UInt8 = 0
+    public var opcode = Opcode(rawValue: 0)
+
+    public init() {}
 
     public init(status: HCIStatus, numberOfCommandPackets: UInt8 = 1, opcode: Opcode) {
         self.status = status
@@ -65,10 +74,16 @@ public struct HCICommandStatus: Hashable, Sendable {
     }
 }
 
-public struct HCIDisconnectionComplete: Hashable, Sendable {
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var reason: HCIStatus
+public struct HCIDisconnectionComplete: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] {
+        [.field(\.status), .field(\.connectionHandle, .connectionHandle), .field(\.reason)]
+    }
+
+    public var status = HCIStatus.success
+    public var connectionHandle: UInt16 = 0
+    public var reason = HCIStatus.success
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, reason: HCIStatus) {
         self.status = status
@@ -78,9 +93,12 @@ public struct HCIDisconnectionComplete: Hashable, Sendable {
 }
 
 /// One entry of Number Of Completed Packets: ACL buffers freed for a connection.
-public struct HCICompletedPackets: Hashable, Sendable {
-    public var connectionHandle: UInt16
-    public var count: UInt16
+public struct HCICompletedPackets: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] { [.field(\.connectionHandle, .connectionHandle), .field(\.count)] }
+    public var connectionHandle: UInt16 = 0
+    public var count: UInt16 = 0
+
+    public init() {}
 
     public init(connectionHandle: UInt16, count: UInt16) {
         self.connectionHandle = connectionHandle
@@ -89,7 +107,17 @@ public struct HCICompletedPackets: Hashable, Sendable {
 }
 
 /// LE Connection Complete in any of its three formats.
-public struct LEConnectionComplete: Hashable, Sendable {
+public struct LEConnectionComplete: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] {
+        let enhanced: (Self) -> Bool = { $0.format != .legacy }
+        let v2: (Self) -> Bool = { $0.format == .enhancedV2 }
+        return [.field(\.status), .field(\.connectionHandle, .connectionHandle), .field(\.role), .field(\.peerAddressType),
+                .field(\.peerAddress), .field(\.localResolvablePrivateAddress).only(when: enhanced),
+                .field(\.peerResolvablePrivateAddress).only(when: enhanced), .field(\.connectionInterval),
+                .field(\.peripheralLatency), .field(\.supervisionTimeout), .field(\.centralClockAccuracy),
+                .field(\.advertisingHandle).only(when: v2), .field(\.syncHandle).only(when: v2)]
+    }
+
     public enum Format: Hashable, Sendable {
         /// Subevent 0x01.
         case legacy
@@ -106,26 +134,28 @@ public struct LEConnectionComplete: Hashable, Sendable {
         public static let peripheral = Role(rawValue: 0x01)
     }
 
-    public var format: Format
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var role: Role
-    public var peerAddressType: AddressType
-    public var peerAddress: BluetoothAddress
+    public var format = Format.enhanced
+    public var status = HCIStatus.success
+    public var connectionHandle: UInt16 = 0
+    public var role = Role.central
+    public var peerAddressType = AddressType.publicDevice
+    public var peerAddress = BluetoothAddress(rawValue: 0)
     /// Enhanced formats only (zero otherwise).
-    public var localResolvablePrivateAddress: BluetoothAddress
+    public var localResolvablePrivateAddress = BluetoothAddress(rawValue: 0)
     /// Enhanced formats only (zero otherwise).
-    public var peerResolvablePrivateAddress: BluetoothAddress
+    public var peerResolvablePrivateAddress = BluetoothAddress(rawValue: 0)
     /// 1.25 ms units.
-    public var connectionInterval: UInt16
-    public var peripheralLatency: UInt16
+    public var connectionInterval: UInt16 = 0
+    public var peripheralLatency: UInt16 = 0
     /// 10 ms units.
-    public var supervisionTimeout: UInt16
-    public var centralClockAccuracy: UInt8
+    public var supervisionTimeout: UInt16 = 0
+    public var centralClockAccuracy: UInt8 = 0
     /// v2 only (0xFF otherwise).
-    public var advertisingHandle: UInt8
+    public var advertisingHandle: UInt8 = 0xFF
     /// v2 only (0xFFFF otherwise).
-    public var syncHandle: UInt16
+    public var syncHandle: UInt16 = 0xFFFF
+
+    public init() {}
 
     public init(format: Format = .enhanced, status: HCIStatus = .success, connectionHandle: UInt16,
                 role: Role = .central, peerAddressType: AddressType, peerAddress: BluetoothAddress,
@@ -150,12 +180,19 @@ public struct LEConnectionComplete: Hashable, Sendable {
     }
 }
 
-public struct LEConnectionUpdateComplete: Hashable, Sendable {
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
-    public var connectionInterval: UInt16
-    public var peripheralLatency: UInt16
-    public var supervisionTimeout: UInt16
+public struct LEConnectionUpdateComplete: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] {
+        [.field(\.status), .field(\.connectionHandle, .connectionHandle), .field(\.connectionInterval),
+         .field(\.peripheralLatency), .field(\.supervisionTimeout)]
+    }
+
+    public var status = HCIStatus.success
+    public var connectionHandle: UInt16 = 0
+    public var connectionInterval: UInt16 = 0
+    public var peripheralLatency: UInt16 = 0
+    public var supervisionTimeout: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, connectionInterval: UInt16,
                 peripheralLatency: UInt16, supervisionTimeout: UInt16) {

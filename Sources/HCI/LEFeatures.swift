@@ -16,16 +16,6 @@ public struct LEFeatures: OptionSet, Hashable, Sendable {
     public static let extendedAdvertising = LEFeatures(rawValue: 1 << 12)
     public static let periodicAdvertising = LEFeatures(rawValue: 1 << 13)
     public static let channelSelectionAlgorithm2 = LEFeatures(rawValue: 1 << 14)
-
-    public init(littleEndianBytes bytes: some Collection<UInt8>) {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        for byte in bytes.prefix(8) {
-            value |= UInt64(byte) << shift
-            shift += 8
-        }
-        rawValue = value
-    }
 }
 
 /// The LMP feature page 0 (Read Local Supported Features): kept raw, the host only

@@ -74,9 +74,14 @@ public struct LEAdvertisingEventProperties: OptionSet, Hashable, Sendable {
     public static let includeTxPower = LEAdvertisingEventProperties(rawValue: 1 << 6)
 }
 
-/// Connection parameters shared by the create-connection commands, in the units
+/// Connection parameters shared by the create-connection and connection update commands, in the units
 /// the specification uses (interval 1.25 ms, timeout 10 ms, CE length 0.625 ms).
-public struct LEConnectionParameters: Hashable, Sendable {
+public struct LEConnectionParameters: Hashable, Sendable, HCIFieldLayout {
+    public static var fields: [HCIField<Self>] {
+        [.field(\.intervalMin), .field(\.intervalMax), .field(\.maxLatency), .field(\.supervisionTimeout),
+         .field(\.minCELength), .field(\.maxCELength)]
+    }
+
     public var intervalMin: UInt16
     public var intervalMax: UInt16
     public var maxLatency: UInt16
@@ -94,28 +99,6 @@ public struct LEConnectionParameters: Hashable, Sendable {
         self.maxCELength = maxCELength
     }
 
-    func encode(into bytes: inout [UInt8]) {
-        bytes.appendLE(intervalMin)
-        bytes.appendLE(intervalMax)
-        bytes.appendLE(maxLatency)
-        bytes.appendLE(supervisionTimeout)
-        bytes.appendLE(minCELength)
-        bytes.appendLE(maxCELength)
-    }
-
-    init(from reader: inout HCIByteReader) throws(HCIDecodingError) {
-        intervalMin = try reader.u16()
-        intervalMax = try reader.u16()
-        maxLatency = try reader.u16()
-        supervisionTimeout = try reader.u16()
-        minCELength = try reader.u16()
-        maxCELength = try reader.u16()
-    }
-}
-
-extension HCIByteReader {
-    /// Commands decode exactly: extra bytes mean a different command layout.
-    func requireEnd() throws(HCIDecodingError) {
-        guard isAtEnd else { throw .trailingBytes(context, count: remaining) }
-    }
+    /// The defaults above.
+    public init() { self.init(intervalMin: 0x0018) }
 }

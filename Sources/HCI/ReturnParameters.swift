@@ -8,6 +8,14 @@ public protocol HCIReturnParameters: Sendable, Hashable {
     func encode(into bytes: inout [UInt8])
 }
 
+extension HCIReturnParameters where Self: HCIFieldLayout {
+    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
+        try self.init(decoding: returnParameters, context: .returnParameters(Self.opcode), exact: false)
+    }
+
+    public func encode(into bytes: inout [UInt8]) { encodeFields(into: &bytes) }
+}
+
 extension HCIReturnParameters {
     public var encoded: [UInt8] {
         var bytes = [UInt8]()
@@ -17,15 +25,22 @@ extension HCIReturnParameters {
 }
 
 /// Read Local Version Information.
-public struct LocalVersionInformation: HCIReturnParameters {
+public struct LocalVersionInformation: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readLocalVersionInformation
-    public var status: HCIStatus
-    public var hciVersion: UInt8
-    public var hciRevision: UInt16
-    public var lmpVersion: UInt8
+    public static var fields: [HCIField<Self>] {
+        [.field(\.status), .field(\.hciVersion), .field(\.hciRevision), .field(\.lmpVersion), .field(\.manufacturer),
+         .field(\.lmpSubversion)]
+    }
+
+    public var status = HCIStatus.success
+    public var hciVersion: UInt8 = 0
+    public var hciRevision: UInt16 = 0
+    public var lmpVersion: UInt8 = 0
     /// Bluetooth SIG company identifier.
-    public var manufacturer: UInt16
-    public var lmpSubversion: UInt16
+    public var manufacturer: UInt16 = 0
+    public var lmpSubversion: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, hciVersion: UInt8, hciRevision: UInt16, lmpVersion: UInt8,
                 manufacturer: UInt16, lmpSubversion: UInt16) {
@@ -36,81 +51,53 @@ public struct LocalVersionInformation: HCIReturnParameters {
         self.manufacturer = manufacturer
         self.lmpSubversion = lmpSubversion
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        hciVersion = try reader.u8()
-        hciRevision = try reader.u16()
-        lmpVersion = try reader.u8()
-        manufacturer = try reader.u16()
-        lmpSubversion = try reader.u16()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.append(hciVersion)
-        bytes.appendLE(hciRevision)
-        bytes.append(lmpVersion)
-        bytes.appendLE(manufacturer)
-        bytes.appendLE(lmpSubversion)
-    }
 }
 
 /// Read Local Supported Commands.
-public struct LocalSupportedCommands: HCIReturnParameters {
+public struct LocalSupportedCommands: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readLocalSupportedCommands
-    public var status: HCIStatus
-    public var commands: SupportedCommands
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.commands)] }
+    public var status = HCIStatus.success
+    public var commands = SupportedCommands.none
+
+    public init() {}
 
     public init(status: HCIStatus = .success, commands: SupportedCommands) {
         self.status = status
         self.commands = commands
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        commands = SupportedCommands(octets: try reader.slice(SupportedCommands.octetCount))
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.append(contentsOf: commands.octets)
-    }
 }
 
 /// Read Local Supported Features (LMP page 0).
-public struct LocalSupportedFeatures: HCIReturnParameters {
+public struct LocalSupportedFeatures: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readLocalSupportedFeatures
-    public var status: HCIStatus
-    public var features: LMPFeatures
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.features)] }
+    public var status = HCIStatus.success
+    public var features = LMPFeatures(rawValue: 0)
+
+    public init() {}
 
     public init(status: HCIStatus = .success, features: LMPFeatures) {
         self.status = status
         self.features = features
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        features = LMPFeatures(rawValue: try reader.u64())
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(features.rawValue)
-    }
 }
 
 /// Read Buffer Size: the (BR/EDR or shared) ACL buffer pool.
-public struct BufferSize: HCIReturnParameters {
+public struct BufferSize: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readBufferSize
-    public var status: HCIStatus
-    public var aclDataPacketLength: UInt16
-    public var synchronousDataPacketLength: UInt8
-    public var totalACLDataPackets: UInt16
-    public var totalSynchronousDataPackets: UInt16
+    public static var fields: [HCIField<Self>] {
+        [.field(\.status), .field(\.aclDataPacketLength), .field(\.synchronousDataPacketLength), .field(\.totalACLDataPackets),
+         .field(\.totalSynchronousDataPackets)]
+    }
+
+    public var status = HCIStatus.success
+    public var aclDataPacketLength: UInt16 = 0
+    public var synchronousDataPacketLength: UInt8 = 0
+    public var totalACLDataPackets: UInt16 = 0
+    public var totalSynchronousDataPackets: UInt16 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, aclDataPacketLength: UInt16, synchronousDataPacketLength: UInt8 = 0,
                 totalACLDataPackets: UInt16, totalSynchronousDataPackets: UInt16 = 0) {
@@ -120,83 +107,51 @@ public struct BufferSize: HCIReturnParameters {
         self.totalACLDataPackets = totalACLDataPackets
         self.totalSynchronousDataPackets = totalSynchronousDataPackets
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        aclDataPacketLength = try reader.u16()
-        synchronousDataPacketLength = try reader.u8()
-        totalACLDataPackets = try reader.u16()
-        totalSynchronousDataPackets = try reader.u16()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(aclDataPacketLength)
-        bytes.append(synchronousDataPacketLength)
-        bytes.appendLE(totalACLDataPackets)
-        bytes.appendLE(totalSynchronousDataPackets)
-    }
 }
 
 /// Read BD_ADDR: the controller's public address (zero when it has none).
-public struct BDAddr: HCIReturnParameters {
+public struct BDAddr: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readBDAddr
-    public var status: HCIStatus
-    public var address: BluetoothAddress
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.address)] }
+    public var status = HCIStatus.success
+    public var address = BluetoothAddress(rawValue: 0)
+
+    public init() {}
 
     public init(status: HCIStatus = .success, address: BluetoothAddress) {
         self.status = status
         self.address = address
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        address = try reader.address()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendAddress(address)
-    }
 }
 
 /// Read RSSI of a connection.
-public struct ConnectionRSSI: HCIReturnParameters {
+public struct ConnectionRSSI: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.readRSSI
-    public var status: HCIStatus
-    public var connectionHandle: UInt16
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.connectionHandle), .field(\.rssi)] }
+    public var status = HCIStatus.success
+    public var connectionHandle: UInt16 = 0
     /// dBm; 127 means not available.
-    public var rssi: Int8
+    public var rssi: Int8 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, connectionHandle: UInt16, rssi: Int8) {
         self.status = status
         self.connectionHandle = connectionHandle
         self.rssi = rssi
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        connectionHandle = try reader.u16()
-        rssi = try reader.i8()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(connectionHandle)
-        bytes.append(UInt8(bitPattern: rssi))
-    }
 }
 
 /// LE Read Buffer Size (v1). A length or count of zero means "no separate LE pool:
 /// use the one from Read Buffer Size".
-public struct LEBufferSize: HCIReturnParameters {
+public struct LEBufferSize: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.leReadBufferSize
-    public var status: HCIStatus
-    public var aclDataPacketLength: UInt16
-    public var totalACLDataPackets: UInt8
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.aclDataPacketLength), .field(\.totalACLDataPackets)] }
+    public var status = HCIStatus.success
+    public var aclDataPacketLength: UInt16 = 0
+    public var totalACLDataPackets: UInt8 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, aclDataPacketLength: UInt16, totalACLDataPackets: UInt8) {
         self.status = status
@@ -205,109 +160,64 @@ public struct LEBufferSize: HCIReturnParameters {
     }
 
     public var isShared: Bool { aclDataPacketLength == 0 || totalACLDataPackets == 0 }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        aclDataPacketLength = try reader.u16()
-        totalACLDataPackets = try reader.u8()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(aclDataPacketLength)
-        bytes.append(totalACLDataPackets)
-    }
 }
 
 /// LE Read Local Supported Features.
-public struct LELocalSupportedFeatures: HCIReturnParameters {
+public struct LELocalSupportedFeatures: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.leReadLocalSupportedFeatures
-    public var status: HCIStatus
-    public var features: LEFeatures
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.features)] }
+    public var status = HCIStatus.success
+    public var features = LEFeatures(rawValue: 0)
+
+    public init() {}
 
     public init(status: HCIStatus = .success, features: LEFeatures) {
         self.status = status
         self.features = features
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        features = LEFeatures(rawValue: try reader.u64())
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(features.rawValue)
-    }
 }
 
 /// LE Read Supported States.
-public struct LESupportedStatesReturn: HCIReturnParameters {
+public struct LESupportedStatesReturn: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.leReadSupportedStates
-    public var status: HCIStatus
-    public var states: LESupportedStates
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.states)] }
+    public var status = HCIStatus.success
+    public var states = LESupportedStates(rawValue: 0)
+
+    public init() {}
 
     public init(status: HCIStatus = .success, states: LESupportedStates) {
         self.status = status
         self.states = states
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        states = LESupportedStates(rawValue: try reader.u64())
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.appendLE(states.rawValue)
-    }
 }
 
 /// LE Read Filter Accept List Size.
-public struct FilterAcceptListSize: HCIReturnParameters {
+public struct FilterAcceptListSize: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.leReadFilterAcceptListSize
-    public var status: HCIStatus
-    public var size: UInt8
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.size)] }
+    public var status = HCIStatus.success
+    public var size: UInt8 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, size: UInt8) {
         self.status = status
         self.size = size
     }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        size = try reader.u8()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.append(size)
-    }
 }
 
 /// LE Set Extended Advertising Parameters: the TX power the controller chose.
-public struct ExtendedAdvertisingParametersReturn: HCIReturnParameters {
+public struct ExtendedAdvertisingParametersReturn: HCIReturnParameters, HCIFieldLayout {
     public static let opcode = Opcode.leSetExtendedAdvertisingParameters
-    public var status: HCIStatus
-    public var selectedTxPower: Int8
+    public static var fields: [HCIField<Self>] { [.field(\.status), .field(\.selectedTxPower)] }
+    public var status = HCIStatus.success
+    public var selectedTxPower: Int8 = 0
+
+    public init() {}
 
     public init(status: HCIStatus = .success, selectedTxPower: Int8) {
         self.status = status
         self.selectedTxPower = selectedTxPower
-    }
-
-    public init(returnParameters: ArraySlice<UInt8>) throws(HCIDecodingError) {
-        var reader = HCIByteReader(returnParameters, context: .returnParameters(Self.opcode))
-        status = HCIStatus(rawValue: try reader.u8())
-        selectedTxPower = try reader.i8()
-    }
-
-    public func encode(into bytes: inout [UInt8]) {
-        bytes.append(status.rawValue)
-        bytes.append(UInt8(bitPattern: selectedTxPower))
     }
 }

@@ -57,8 +57,8 @@ final class CodesTests: XCTestCase {
         XCTAssertTrue(all.canScanWhileInitiating(active: true))
     }
 
-    func testFeatureAndStatusNames() {
-        let features = LEFeatures(littleEndianBytes: [0x00, 0x10, 0, 0, 0, 0, 0, 0])
+    func testFeatureAndStatusNames() throws {
+        let features = try LEFeatures.codec.decode([0x00, 0x10, 0, 0, 0, 0, 0, 0], context: .returnParameters(.leReadLocalSupportedFeatures))
         XCTAssertEqual(features, .extendedAdvertising)
         XCTAssertTrue(LEFeatures(rawValue: 1 << 11).contains(.codedPHY))
         XCTAssertEqual(HCIStatus.commandDisallowed.name, "command disallowed")

@@ -116,19 +116,11 @@ public final class DataPathLink {
         armTimer()
     }
 
-    /// LE Connection Update (no typed command exists in HCI yet, so the packet is built here).
     private func applyParameters(_ request: ConnectionParameterRequest, on handle: UInt16) {
-        var payload = [UInt8]()
-        func le(_ value: UInt16) {
-            payload.append(UInt8(truncatingIfNeeded: value))
-            payload.append(UInt8(truncatingIfNeeded: value >> 8))
-        }
-        le(Opcode.leConnectionUpdate.rawValue)
-        payload.append(14)
-        for value in [handle, request.intervalMin, request.intervalMax, request.peripheralLatency,
-                      request.supervisionTimeout, 0, 0] { le(value) }
-        link.submit(packet: HCIPacket(type: .command, payload: payload), opcode: .leConnectionUpdate,
-                    token: token(), recoverOnTimeout: false)
+        let command = LEConnectionUpdateCommand(connectionHandle: handle, connection: LEConnectionParameters(
+            intervalMin: request.intervalMin, intervalMax: request.intervalMax, maxLatency: request.peripheralLatency,
+            supervisionTimeout: request.supervisionTimeout, minCELength: 0, maxCELength: 0))
+        link.submit(packet: command.packet, opcode: LEConnectionUpdateCommand.opcode, token: token(), recoverOnTimeout: false)
     }
 
     private func armTimer() {

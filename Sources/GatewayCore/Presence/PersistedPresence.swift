@@ -62,70 +62,41 @@ public struct PersistedPresence: Hashable, Sendable {
         var bytes = Self.magic
         bytes += [Self.version, state.rawValue, present.rawValue]
         for value in [visitStartWallMilliseconds, unconfirmedSinceWallMilliseconds, lastSampleWallMilliseconds] {
-            let raw = UInt64(bitPattern: value ?? 0)
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: raw >> UInt64(shift))) }
+            bytes.appendLE(UInt64(bitPattern: value ?? 0))
         }
-        bytes += address.littleEndianBytes
+        bytes.appendAddress(address)
         bytes.append(addressType.rawValue)
         bytes.append(UInt8(bitPattern: Int8(clamping: txPower ?? 0)))
         for id in [personId, tagId] {
             let utf8 = Array(id.utf8.prefix(Self.maximumIdLength))
-            bytes += [UInt8(truncatingIfNeeded: utf8.count), UInt8(truncatingIfNeeded: utf8.count >> 8)]
+            bytes.appendLE(UInt16(truncatingIfNeeded: utf8.count))
             bytes += utf8
         }
         return bytes
     }
 
     public init?(decoding bytes: [UInt8]) {
-        var reader = Reader(bytes: bytes)
-        guard reader.take(4) == Self.magic, reader.byte() == Self.version,
-              let state = reader.byte().flatMap(PresenceState.init(rawValue:)),
-              let presentRaw = reader.byte()
+        var reader = HCIByteReader(bytes, context: .aboveHCI)
+        func string() -> String? {
+            guard let length = try? reader.u16(), length <= Self.maximumIdLength,
+                  let utf8 = try? reader.slice(Int(length)) else { return nil }
+            return String(validating: utf8, as: UTF8.self)
+        }
+        guard (try? reader.slice(4)).map(Array.init) == Self.magic, (try? reader.u8()) == Self.version,
+              let state = (try? reader.u8()).flatMap(PresenceState.init(rawValue:)),
+              let presentRaw = try? reader.u8()
         else { return nil }
         let present = Present(rawValue: presentRaw)
         guard present.isSubset(of: .all),
-              let visitStart = reader.int64(), let unconfirmedSince = reader.int64(), let lastSample = reader.int64(),
-              let addressBytes = reader.take(6), let addressType = reader.byte(), let txPower = reader.byte(),
-              let personId = reader.string(maximumLength: Self.maximumIdLength),
-              let tagId = reader.string(maximumLength: Self.maximumIdLength),
-              reader.isAtEnd
+              let visitStart = try? reader.u64(), let unconfirmedSince = try? reader.u64(), let lastSample = try? reader.u64(),
+              let address = try? reader.address(), let addressType = try? reader.u8(), let txPower = try? reader.i8(),
+              let personId = string(), let tagId = string(), reader.isAtEnd
         else { return nil }
         self.init(personId: personId, state: state,
-                  visitStartWallMilliseconds: present.contains(.visitStart) ? visitStart : nil,
-                  unconfirmedSinceWallMilliseconds: present.contains(.unconfirmedSince) ? unconfirmedSince : nil,
-                  lastSampleWallMilliseconds: present.contains(.lastSample) ? lastSample : nil,
-                  tagId: tagId, address: BluetoothAddress(littleEndianBytes: addressBytes),
-                  addressType: AddressType(rawValue: addressType),
-                  txPower: present.contains(.txPower) ? Int(Int8(bitPattern: txPower)) : nil)
-    }
-
-    /// Bounds-checked reading of untrusted bytes.
-    private struct Reader {
-        let bytes: [UInt8]
-        var offset = 0
-
-        var isAtEnd: Bool { offset == bytes.count }
-
-        mutating func take(_ count: Int) -> [UInt8]? {
-            guard count >= 0, bytes.count - offset >= count else { return nil }
-            defer { offset += count }
-            return Array(bytes[offset ..< offset + count])
-        }
-
-        mutating func byte() -> UInt8? { take(1)?.first }
-
-        mutating func int64() -> Int64? {
-            guard let raw = take(8) else { return nil }
-            var value: UInt64 = 0
-            for (index, byte) in raw.enumerated() { value |= UInt64(byte) << UInt64(8 * index) }
-            return Int64(bitPattern: value)
-        }
-
-        mutating func string(maximumLength: Int) -> String? {
-            guard let length = take(2) else { return nil }
-            let count = Int(length[0]) | Int(length[1]) << 8
-            guard count <= maximumLength, let utf8 = take(count) else { return nil }
-            return String(validating: utf8, as: UTF8.self)
-        }
+                  visitStartWallMilliseconds: present.contains(.visitStart) ? Int64(bitPattern: visitStart) : nil,
+                  unconfirmedSinceWallMilliseconds: present.contains(.unconfirmedSince) ? Int64(bitPattern: unconfirmedSince) : nil,
+                  lastSampleWallMilliseconds: present.contains(.lastSample) ? Int64(bitPattern: lastSample) : nil,
+                  tagId: tagId, address: address, addressType: AddressType(rawValue: addressType),
+                  txPower: present.contains(.txPower) ? Int(txPower) : nil)
     }
 }

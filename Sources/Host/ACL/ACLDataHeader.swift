@@ -48,8 +48,8 @@ public struct ACLDataHeader: Hashable, Sendable {
 
     /// Splits an ACL packet's payload into header and data; the length must match exactly.
     public static func decode(_ payload: [UInt8]) throws(ACLDataError) -> (ACLDataHeader, ArraySlice<UInt8>) {
-        var reader = PDUReader(payload)
-        guard let first = reader.u16(), let length = reader.u16() else { throw .truncatedHeader(payload.count) }
+        var reader = HCIByteReader(payload, context: .aboveHCI)
+        guard let first = try? reader.u16(), let length = try? reader.u16() else { throw .truncatedHeader(payload.count) }
         guard reader.remaining == Int(length) else {
             throw .lengthMismatch(declared: Int(length), actual: reader.remaining)
         }
@@ -63,8 +63,8 @@ public struct ACLDataHeader: Hashable, Sendable {
     public static func packet(handle: UInt16, boundary: ACLPacketBoundary, data: ArraySlice<UInt8>) -> HCIPacket {
         var payload = [UInt8]()
         payload.reserveCapacity(size + data.count)
-        payload.appendLittleEndian((handle & 0x0FFF) | UInt16(boundary.rawValue) << 12)
-        payload.appendLittleEndian(UInt16(truncatingIfNeeded: data.count))
+        payload.appendLE((handle & 0x0FFF) | UInt16(boundary.rawValue) << 12)
+        payload.appendLE(UInt16(truncatingIfNeeded: data.count))
         payload.append(contentsOf: data)
         return HCIPacket(type: .acl, payload: payload)
     }

@@ -1,3 +1,5 @@
+import HCI
+
 /// Joins incoming ACL fragments into L2CAP basic frames, per connection handle.
 ///
 /// Every byte is the controller's or the peer's, so each PDU is bounded by
@@ -49,8 +51,8 @@ public struct ACLReassembler: Sendable {
             throw .oversizedPDU(handle: handle, length: pending.count + data.count - L2CAPBasicFrame.headerSize)
         }
         pending.append(contentsOf: data)
-        var reader = PDUReader(pending)
-        guard let length = reader.u16(), let channel = reader.u16() else {
+        var reader = HCIByteReader(pending, context: .aboveHCI)
+        guard let length = try? reader.u16(), let channel = try? reader.u16() else {
             // The basic header itself is split (legal, if odd): wait for the rest.
             partials[handle] = pending
             return nil

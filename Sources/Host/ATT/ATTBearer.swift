@@ -1,4 +1,5 @@
 import EventLoop
+import HCI
 
 /// The client side of one ATT bearer (Core Vol 3 Part F §3.3), sans-IO.
 ///
@@ -116,8 +117,8 @@ public struct ATTBearer: Sendable {
                 counters.unsolicitedResponses += 1
                 return []
             }
-            var reader = PDUReader(pdu[1...])
-            guard pdu.count == 5, let request = reader.u8(), let handle = reader.u16(), let code = reader.u8() else {
+            var reader = HCIByteReader(pdu[1...], context: .aboveHCI)
+            guard pdu.count == 5, let request = try? reader.u8(), let handle = try? reader.u16(), let code = try? reader.u8() else {
                 return close(.protocolViolation(.malformed(.errorResponse)))
             }
             guard request == outstanding.opcode.rawValue else {
@@ -185,7 +186,7 @@ public struct ATTBearer: Sendable {
             counters.peerRequestsAnswered += 1
             guard pdu.count == 3 else { return [errorResponse(opcode, handle: 0, .invalidPDU)] }
             var answer = [ATTOpcode.exchangeMTUResponse.rawValue]
-            answer.appendLittleEndian(UInt16(truncatingIfNeeded: configuration.mtu))
+            answer.appendLE(UInt16(truncatingIfNeeded: configuration.mtu))
             return [.send(answer)]
         default:
             guard !opcode.isCommand else {
@@ -193,8 +194,8 @@ public struct ATTBearer: Sendable {
                 return []
             }
             counters.peerRequestsAnswered += 1
-            var reader = PDUReader(pdu[1...])
-            let handle = reader.u16() ?? 0
+            var reader = HCIByteReader(pdu[1...], context: .aboveHCI)
+            let handle = (try? reader.u16()) ?? 0
             // Our attribute database is empty: searches find nothing, handles are invalid.
             let code: ATTErrorCode = switch opcode {
             case .findInformationRequest, .findByTypeValueRequest, .readByTypeRequest, .readByGroupTypeRequest: .attributeNotFound
@@ -207,7 +208,7 @@ public struct ATTBearer: Sendable {
 
     private func errorResponse(_ request: ATTOpcode, handle: UInt16, _ code: ATTErrorCode) -> Action {
         var pdu = [ATTOpcode.errorResponse.rawValue, request.rawValue]
-        pdu.appendLittleEndian(handle)
+        pdu.appendLE(handle)
         pdu.append(code.rawValue)
         return .send(pdu)
     }

@@ -1,4 +1,5 @@
 import EventLoop
+import HCI
 
 /// GATT client procedures over one ATT bearer, sans-IO: primary service discovery by
 /// UUID (Find By Type Value), characteristic discovery (Read By Type), Write Request
@@ -74,8 +75,8 @@ public struct GATTClient: Sendable {
         case .findPrimaryService(let uuid):
             running = .findService
             var pdu = [ATTOpcode.findByTypeValueRequest.rawValue]
-            pdu.appendLittleEndian(0x0001)
-            pdu.appendLittleEndian(0xFFFF)
+            pdu.appendLE(UInt16(0x0001))
+            pdu.appendLE(UInt16(0xFFFF))
             pdu.append(contentsOf: GATTUUID.primaryService.attBytes)
             pdu.append(contentsOf: uuid.attBytes)
             return send(pdu, now: now)
@@ -88,13 +89,13 @@ public struct GATTClient: Sendable {
         case .write(let handle, let value):
             running = .write
             var pdu = [ATTOpcode.writeRequest.rawValue]
-            pdu.appendLittleEndian(handle)
+            pdu.appendLE(handle)
             pdu.append(contentsOf: value)
             return send(pdu, now: now)
         case .read(let handle):
             running = .read
             var pdu = [ATTOpcode.readRequest.rawValue]
-            pdu.appendLittleEndian(handle)
+            pdu.appendLE(handle)
             return send(pdu, now: now)
         }
     }
@@ -178,8 +179,8 @@ public struct GATTClient: Sendable {
         switch running {
         case .findService:
             // Found Attribute Handle and Group End Handle pairs; the first one is ours.
-            var reader = PDUReader(parameters)
-            guard parameters.count >= 4, parameters.count % 4 == 0, let start = reader.u16(), let end = reader.u16(),
+            var reader = HCIByteReader(parameters, context: .aboveHCI)
+            guard parameters.count >= 4, parameters.count % 4 == 0, let start = try? reader.u16(), let end = try? reader.u16(),
                   start >= 1, end >= start else {
                 return violation(.malformed(opcode))
             }
@@ -190,17 +191,17 @@ public struct GATTClient: Sendable {
         case .read:
             return finish(.success(.value(parameters)))
         case .characteristics(let range, let wanted, var found, let nextStart):
-            var reader = PDUReader(parameters)
+            var reader = HCIByteReader(parameters, context: .aboveHCI)
             // Each entry: declaration handle, properties, value handle, 16- or 128-bit UUID.
-            guard let length = reader.u8(), length == 7 || length == 21,
+            guard let length = try? reader.u8(), length == 7 || length == 21,
                   reader.remaining > 0, reader.remaining % Int(length) == 0 else {
                 return violation(.malformed(opcode))
             }
             var last = nextStart
             var first = true
             while !reader.isAtEnd {
-                guard let declaration = reader.u16(), let properties = reader.u8(), let value = reader.u16(),
-                      let uuidBytes = reader.slice(Int(length) - 5), let uuid = GATTUUID(littleEndian: uuidBytes) else {
+                guard let declaration = try? reader.u16(), let properties = try? reader.u8(), let value = try? reader.u16(),
+                      let uuidBytes = try? reader.slice(Int(length) - 5), let uuid = GATTUUID(littleEndian: uuidBytes) else {
                     return violation(.malformed(opcode))
                 }
                 guard declaration >= nextStart, declaration <= range.end, first || declaration > last,
@@ -232,8 +233,8 @@ public struct GATTClient: Sendable {
 
     private func readByType(from start: UInt16, to end: UInt16) -> [UInt8] {
         var pdu = [ATTOpcode.readByTypeRequest.rawValue]
-        pdu.appendLittleEndian(start)
-        pdu.appendLittleEndian(end)
+        pdu.appendLE(start)
+        pdu.appendLE(end)
         pdu.append(contentsOf: GATTUUID.characteristic.attBytes)
         return pdu
     }

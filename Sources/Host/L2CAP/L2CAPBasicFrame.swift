@@ -1,3 +1,5 @@
+import HCI
+
 /// The channel identifier of an L2CAP basic frame. LE uses fixed channels only here.
 public struct L2CAPChannelID: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt16
@@ -35,8 +37,8 @@ public struct L2CAPBasicFrame: Hashable, Sendable {
     public var bytes: [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(Self.headerSize + payload.count)
-        bytes.appendLittleEndian(UInt16(truncatingIfNeeded: payload.count))
-        bytes.appendLittleEndian(channel.rawValue)
+        bytes.appendLE(UInt16(truncatingIfNeeded: payload.count))
+        bytes.appendLE(channel.rawValue)
         bytes.append(contentsOf: payload)
         return bytes
     }

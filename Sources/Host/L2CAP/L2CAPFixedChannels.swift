@@ -1,3 +1,5 @@
+import HCI
+
 /// The LE fixed channels of one controller's connections (Core Vol 3 Part A §2.1):
 /// ATT goes up to the bearer; the LE signalling channel and the security manager are
 /// answered here so a tag can never leave us waiting, and anything else is dropped and
@@ -55,8 +57,8 @@ public struct L2CAPFixedChannels: Sendable {
 
     private mutating func signalling(_ frame: L2CAPBasicFrame) -> [Action] {
         let handle = frame.connectionHandle
-        var reader = PDUReader(frame.payload)
-        guard let rawCode = reader.u8(), let identifier = reader.u8(), let length = reader.u16() else {
+        var reader = HCIByteReader(frame.payload, context: .aboveHCI)
+        guard let rawCode = try? reader.u8(), let identifier = try? reader.u8(), let length = try? reader.u16() else {
             counters.malformedSignalling += 1
             return []
         }
@@ -73,19 +75,19 @@ public struct L2CAPFixedChannels: Sendable {
         if frame.payload.count > Int(Self.signallingMTU) {
             counters.signallingRejected += 1
             var mtu = [UInt8]()
-            mtu.appendLittleEndian(Self.signallingMTU)
+            mtu.appendLE(Self.signallingMTU)
             return [reject(handle, identifier, .signallingMTUExceeded, data: mtu)]
         }
-        guard let data = reader.slice(Int(length)), reader.isAtEnd else {
+        guard let data = try? reader.slice(Int(length)), reader.isAtEnd else {
             counters.malformedSignalling += 1
             counters.signallingRejected += 1
             return [reject(handle, identifier, .commandNotUnderstood)]
         }
         switch code {
         case .connectionParameterUpdateRequest:
-            var fields = PDUReader(data)
-            guard data.count == 8, let intervalMin = fields.u16(), let intervalMax = fields.u16(),
-                  let latency = fields.u16(), let timeout = fields.u16() else {
+            var fields = HCIByteReader(data, context: .aboveHCI)
+            guard data.count == 8, let intervalMin = try? fields.u16(), let intervalMax = try? fields.u16(),
+                  let latency = try? fields.u16(), let timeout = try? fields.u16() else {
                 counters.malformedSignalling += 1
                 counters.signallingRejected += 1
                 return [reject(handle, identifier, .commandNotUnderstood)]
@@ -94,7 +96,7 @@ public struct L2CAPFixedChannels: Sendable {
                                                      peripheralLatency: latency, supervisionTimeout: timeout)
             counters.signallingRequestsAnswered += 1
             var result = [UInt8]()
-            result.appendLittleEndian(request.isValid ? 0x0000 : 0x0001)
+            result.appendLE(UInt16(request.isValid ? 0x0000 : 0x0001))
             let answer = command(handle, .connectionParameterUpdateResponse, identifier, result)
             return request.isValid ? [answer, .connectionParametersAccepted(handle: handle, request)] : [answer]
         case .leCreditBasedConnectionRequest:
@@ -114,14 +116,14 @@ public struct L2CAPFixedChannels: Sendable {
 
     private func reject(_ handle: UInt16, _ identifier: UInt8, _ reason: L2CAPRejectReason, data: [UInt8] = []) -> Action {
         var body = [UInt8]()
-        body.appendLittleEndian(reason.rawValue)
+        body.appendLE(reason.rawValue)
         body.append(contentsOf: data)
         return command(handle, .commandReject, identifier, body)
     }
 
     private func command(_ handle: UInt16, _ code: L2CAPSignallingCode, _ identifier: UInt8, _ data: [UInt8]) -> Action {
         var payload: [UInt8] = [code.rawValue, identifier]
-        payload.appendLittleEndian(UInt16(truncatingIfNeeded: data.count))
+        payload.appendLE(UInt16(truncatingIfNeeded: data.count))
         payload.append(contentsOf: data)
         return .send(handle: handle, pdu: L2CAPBasicFrame(connectionHandle: handle, channel: .leSignalling, payload: payload).bytes)
     }
