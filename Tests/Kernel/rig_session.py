@@ -5,7 +5,8 @@ folder and Tests/Integration together.
 
 RIG_ARCH selects the guest: x86_64 (the default; the binary is BEACON_GATEWAY_BIN or
 .build/debug/beacon-gateway) or aarch64 (Debian's arm64 kernel on QEMU's virt machine;
-the binary is BEACON_GATEWAY_BIN_AARCH64 or out/beacon-gateway-aarch64)."""
+the binary is BEACON_GATEWAY_BIN_AARCH64 or the newest out/beacon-gateway*-aarch64 that
+scripts/test-arm64 builds)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ ARCHES = {
     "x86_64": {"cache": "qemu", "bin_variable": "BEACON_GATEWAY_BIN", "bin": ".build/debug/beacon-gateway",
                "elf_machine": 0x3E, "cc": ["gcc"]},
     "aarch64": {"cache": "qemu-aarch64", "bin_variable": "BEACON_GATEWAY_BIN_AARCH64",
-                "bin": "out/beacon-gateway-aarch64", "elf_machine": 0xB7,
+                "bin": "out/beacon-gateway*-aarch64", "elf_machine": 0xB7,
                 # Static: the guest's layer of Debian packages has the C library, but a
                 # helper that needs nothing from it cannot break with it.
                 "cc": ["aarch64-linux-gnu-gcc", "-static"]},
@@ -125,7 +126,9 @@ def gateway_binary() -> pathlib.Path | None:
     """The binary the guest runs (None when there is none for this architecture)."""
     arch = ARCHES[ARCH]
     configured = os.environ.get(arch["bin_variable"])
-    path = pathlib.Path(configured) if configured else REPO_ROOT / arch["bin"]
+    # (The release's name carries its version: the newest build of any.)
+    built = sorted(REPO_ROOT.glob(arch["bin"]), key=lambda path: path.stat().st_mtime)
+    path = pathlib.Path(configured) if configured else built[-1] if built else REPO_ROOT / arch["bin"]
     if not (path.is_file() and os.access(path, os.X_OK)):
         return None
     if elf_machine(path) != arch["elf_machine"]:
