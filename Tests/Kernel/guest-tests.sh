@@ -5,6 +5,8 @@
 # $RIG_SHARE/results (the host-side pytest, Tests/Kernel/test_kernel_rig.py, asserts on
 # them): every step runs even when an earlier one misbehaved, so one boot answers every
 # test. Exit status non-zero only when the guest itself could not be set up.
+# The aarch64 guest's programs are bash, libgpiod 2's tools and busybox (see
+# scripts/qemu/README.md): nothing here may need more (no GNU options, no date +%N).
 set -uo pipefail
 
 out=${RIG_SHARE:?run me through scripts/qemu/rig}/results
@@ -13,8 +15,9 @@ attach=${HCI_ATTACH_BIN:-.build/qemu/bin/hci-attach}
 scan_seconds=${KERNEL_SCAN_SECONDS:-10}
 rm -rf "$out"; mkdir -p "$out"
 
-started=$(date +%s%N)
-step() { echo "== guest $(( ($(date +%s%N) - started) / 1000000 )) ms: $*"; }
+# Milliseconds since this script started (bash's clock: busybox's date has no %N).
+started=${EPOCHREALTIME/./}
+step() { echo "== guest $(( (${EPOCHREALTIME/./} - started) / 1000 )) ms: $*"; }
 # record NAME COMMAND...: stdout, stderr and exit status of COMMAND into NAME.{out,err,rc}.
 record() {
   local name=$1; shift
@@ -32,6 +35,7 @@ wait_for() {
 }
 
 echo "$(uname -r)" >"$out/kernel"
+echo "$(uname -m)" >"$out/machine"
 
 # --- Bluetooth: hci0 = the world's controller, through /dev/hvc0 and N_HCI --------------
 
@@ -68,7 +72,7 @@ step "gpio-sim chip with lines green, amber, red"
 gpio() { echo "$1 $2" >>"$out/gpio.txt"; }
 : >"$out/gpio.txt"
 modprobe configfs 2>/dev/null
-mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+grep -qs " /sys/kernel/config " /proc/mounts || mount -t configfs none /sys/kernel/config
 modprobe gpio-sim
 sim=/sys/kernel/config/gpio-sim/leds
 if mkdir "$sim" && mkdir "$sim/bank0" && echo 3 >"$sim/bank0/num_lines"; then
@@ -194,6 +198,17 @@ controller_outage() {
   step "controller outage: over"
 }
 
+# run_for SECONDS COMMAND...: COMMAND, sent SIGTERM (the way systemd ends the service)
+# after SECONDS unless it ended before; its own exit status.
+run_for() {
+  local seconds=$1 pid timer status; shift
+  "$@" & pid=$!
+  { sleep "$seconds"; kill -TERM "$pid" 2>/dev/null; } & timer=$!
+  wait "$pid"; status=$?
+  kill "$timer" 2>/dev/null; wait "$timer" 2>/dev/null
+  return "$status"
+}
+
 if ! supports run; then
   echo "run not in this build" >"$out/run.skip"
 else
@@ -203,9 +218,9 @@ else
   [ -z "$leds_chip" ] || run_seconds=${RUN_SECONDS:-80}
   step "run on hci0 for ${run_seconds} s"
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
+  record check-config "$gateway" check-config --config "$out/run-config.toml"
   [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
-  # SIGTERM ends the service the way systemd does.
-  record run timeout --preserve-status -s TERM "$run_seconds" "$gateway" run --config "$out/run-config.toml" &
+  record run run_for "$run_seconds" "$gateway" run --config "$out/run-config.toml" &
   runner=$!
   [ -z "$leds_chip" ] || controller_outage
   wait "$runner"

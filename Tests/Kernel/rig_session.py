@@ -1,7 +1,12 @@
 """One boot of the real-kernel rig (scripts/qemu/rig) running Tests/Kernel/guest-tests.sh
 against the virtual world on this host; the tests in test_kernel_rig.py assert on what the
 guest recorded. A module of its own (not a conftest.py) so `pytest Tests` can collect this
-folder and Tests/Integration together."""
+folder and Tests/Integration together.
+
+RIG_ARCH selects the guest: x86_64 (the default; the binary is BEACON_GATEWAY_BIN or
+.build/debug/beacon-gateway) or aarch64 (Debian's arm64 kernel on QEMU's virt machine;
+the binary is BEACON_GATEWAY_BIN_AARCH64 or the newest out/beacon-gateway*-aarch64 that
+scripts/test-arm64 builds)."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import copy
 import importlib.util
 import os
 import pathlib
+import platform
 import shutil
 import subprocess
 import sys
@@ -18,7 +24,22 @@ from dataclasses import dataclass, field
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORLD_DIR = REPO_ROOT / "Tests" / "World"
 RIG = REPO_ROOT / "scripts" / "qemu" / "rig"
-CACHE = pathlib.Path(os.environ.get("RIG_CACHE", REPO_ROOT / ".build" / "qemu"))
+ARCH = os.environ.get("RIG_ARCH", "x86_64")
+# Per guest architecture: the rig's cache folder (as scripts/qemu/rig names it), the
+# binary's environment variable and default path, the ELF machine of a program the guest
+# can run, and the C compiler (with its flags) for the guest's helpers.
+ARCHES = {
+    "x86_64": {"cache": "qemu", "bin_variable": "BEACON_GATEWAY_BIN", "bin": ".build/debug/beacon-gateway",
+               "elf_machine": 0x3E, "cc": ["gcc"]},
+    "aarch64": {"cache": "qemu-aarch64", "bin_variable": "BEACON_GATEWAY_BIN_AARCH64",
+                "bin": "out/beacon-gateway*-aarch64", "elf_machine": 0xB7,
+                # Static: the guest's layer of Debian packages has the C library, but a
+                # helper that needs nothing from it cannot break with it.
+                "cc": ["aarch64-linux-gnu-gcc", "-static"]},
+}
+if ARCH not in ARCHES:
+    raise RuntimeError(f"RIG_ARCH={ARCH!r}: the rig knows {', '.join(ARCHES)}")
+CACHE = pathlib.Path(os.environ.get("RIG_CACHE", REPO_ROOT / ".build" / ARCHES[ARCH]["cache"]))
 SKIP_STATUS = 77
 # Under TCG the guest is 15-20x slower than the host; the whole guest script takes about
 # a minute on 2 idle cores. Generous, but bounded: CI must never hang here.
@@ -87,19 +108,59 @@ class GuestRun:
                 f"\n--- stdout:\n{self.text(name + '.out')[-1500:]}\n--- guest console:\n{self.console_tail(30)}")
 
 
+def rig(*args: str) -> list[str]:
+    """The command line of scripts/qemu/rig for this session's guest architecture."""
+    return [str(RIG), "--arch", ARCH, *args]
+
+
+def elf_machine(path: pathlib.Path) -> int | None:
+    """e_machine of an ELF file (little endian), None when it is not one."""
+    with open(path, "rb") as file:
+        header = file.read(20)
+    if len(header) < 20 or header[:4] != b"\x7fELF":
+        return None
+    return int.from_bytes(header[18:20], "little")
+
+
 def gateway_binary() -> pathlib.Path | None:
-    configured = os.environ.get("BEACON_GATEWAY_BIN")
-    path = pathlib.Path(configured) if configured else REPO_ROOT / ".build" / "debug" / "beacon-gateway"
-    return path.resolve() if path.is_file() and os.access(path, os.X_OK) else None
+    """The binary the guest runs (None when there is none for this architecture)."""
+    arch = ARCHES[ARCH]
+    configured = os.environ.get(arch["bin_variable"])
+    # (The release's name carries its version: the newest build of any.)
+    built = sorted(REPO_ROOT.glob(arch["bin"]), key=lambda path: path.stat().st_mtime)
+    path = pathlib.Path(configured) if configured else built[-1] if built else REPO_ROOT / arch["bin"]
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        return None
+    if elf_machine(path) != arch["elf_machine"]:
+        raise RuntimeError(f"{path} is not an {ARCH} program")
+    return path.resolve()
+
+
+def missing_binary_reason() -> str:
+    arch = ARCHES[ARCH]
+    return f"beacon-gateway binary for {ARCH} not found (set {arch['bin_variable']} or build {arch['bin']})"
+
+
+def runs_on_this_host() -> bool:
+    """Whether the guest's programs also run here (the host-side checks need that)."""
+    return platform.machine() == ARCH
 
 
 def build_hci_attach() -> pathlib.Path:
-    """The guest's N_HCI helper, compiled here (the guest runs from this root)."""
+    """The guest's N_HCI helper, compiled here for the guest's architecture (the guest sees
+    this root). BlueZ's headers define only constants and structures: the host's copy
+    serves a cross compiler too, from a folder of its own so that no other header of the
+    host's comes with it."""
     source = REPO_ROOT / "Tests" / "Kernel" / "hci-attach.c"
     binary = CACHE / "bin" / "hci-attach"
     if not binary.exists() or binary.stat().st_mtime < source.stat().st_mtime:
         binary.parent.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", str(binary), str(source)], check=True)
+        include = CACHE / "include"
+        include.mkdir(exist_ok=True)
+        if not (include / "bluetooth").exists():
+            (include / "bluetooth").symlink_to("/usr/include/bluetooth")
+        subprocess.run([*ARCHES[ARCH]["cc"], "-O2", "-Wall", "-Wextra", "-Werror", f"-I{include}",
+                        "-o", str(binary), str(source)], check=True)
     return binary
 
 
@@ -141,7 +202,7 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
     CACHE.mkdir(parents=True, exist_ok=True)
     log = CACHE / "guest-console.log"
     log.unlink(missing_ok=True)
-    prepared = subprocess.run([str(RIG), "prepare"], cwd=REPO_ROOT, capture_output=True, text=True,
+    prepared = subprocess.run(rig("prepare"), cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=PREPARE_TIMEOUT_S)
     if prepared.returncode == SKIP_STATUS:
         return GuestRun(SKIP_STATUS, prepared.stderr, 0, CACHE, skip_reason=skip_reason(prepared.stderr))
@@ -154,7 +215,7 @@ def boot_guest(gateway: pathlib.Path) -> GuestRun:
     share.mkdir(parents=True)
     world = _integration_fixtures().WorldProcess(kernel_scenario())
     try:
-        command = [str(RIG), "run", "--hci-tcp", f"{world.hci_host}:{world.hci_port}",
+        command = [*rig("run"), "--hci-tcp", f"{world.hci_host}:{world.hci_port}",
                    "--timeout", str(GUEST_TIMEOUT_S), "--share", str(share), "--",
                    "env", f"BEACON_GATEWAY_BIN={gateway}", f"HCI_ATTACH_BIN={attach}",
                    "bash", "Tests/Kernel/guest-tests.sh"]

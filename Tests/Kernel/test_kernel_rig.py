@@ -6,6 +6,10 @@ checks one promise. Skipped with the rig's reason when this machine cannot run Q
 when the binary is not built. Run from the repository root:
 
     .venv/bin/python -m pytest -q -rs Tests/Kernel
+
+and for the Raspberry Pi's architecture (Debian's arm64 kernel, the aarch64 binary):
+
+    RIG_ARCH=aarch64 BEACON_GATEWAY_BIN_AARCH64=out/beacon-gateway-aarch64 .venv/bin/python -m pytest -q -rs Tests/Kernel
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import subprocess
 
 import pytest
 
-from rig_session import CACHE, REPO_ROOT, GuestRun, boot_guest, gateway_binary  # first: puts Tests/World on sys.path
+from rig_session import (  # first: puts Tests/World on sys.path
+    ARCH, CACHE, REPO_ROOT, GuestRun, boot_guest, gateway_binary, missing_binary_reason, runs_on_this_host,
+)
 
 from bgworld.scenarios import DEMO_UUID, THREE_TAGS  # noqa: E402
 
@@ -28,7 +34,7 @@ def boot() -> GuestRun | str:
     """The one boot, or why it could not happen (reported once, by test_the_guest_ran)."""
     gateway = gateway_binary()
     if gateway is None:
-        pytest.skip("beacon-gateway binary not found (build it with `swift build` or set BEACON_GATEWAY_BIN)")
+        pytest.skip(missing_binary_reason())
     try:
         run = boot_guest(gateway)
     except Exception as error:  # noqa: BLE001 - reported by test_the_guest_ran
@@ -49,7 +55,16 @@ def guest(boot) -> GuestRun:
 
 def test_the_guest_ran(boot):
     assert not isinstance(boot, str), boot
-    print(f"kernel rig: the guest ran {boot.seconds:.0f} s")
+    print(f"kernel rig: the {ARCH} guest ran {boot.seconds:.0f} s")
+
+
+def test_the_guest_script_runs_only_programs_the_guest_can_execute(guest):
+    # The aarch64 guest sees this host's programs too (its root is shared): a step that
+    # reaches one of them instead of the guest's own fails with ENOEXEC, which no other
+    # test may depend on noticing.
+    texts = [guest.console] + [path.read_text(errors="replace") for path in guest.results.glob("*.err")]
+    unrunnable = [line for text in texts for line in text.splitlines() if "Exec format error" in line]
+    assert not unrunnable, unrunnable[:10]
 
 
 def json_lines(text: str) -> list[dict]:
@@ -71,6 +86,7 @@ def last_message(stderr: str) -> str:
 
 def test_guest_runs_the_pinned_kernel(guest):
     assert guest.text("kernel").strip() == (CACHE / "kernel.abi").read_text().strip()
+    assert guest.text("machine").strip() == ARCH
 
 
 def test_the_world_answers_the_kernels_own_init_of_hci0(guest):
@@ -181,13 +197,20 @@ def test_the_run_configuration_of_the_guest_is_valid(tmp_path):
     # Checked here, without a guest, so a config change never costs a boot to find.
     gateway = gateway_binary()
     if gateway is None:
-        pytest.skip("beacon-gateway binary not found")
+        pytest.skip(missing_binary_reason())
+    if not runs_on_this_host():
+        pytest.skip(f"the {ARCH} binary does not run on this host (the guest's check-config covers it)")
     config = tmp_path / "gateway.toml"
     script = REPO_ROOT / "Tests" / "Kernel" / "run-config.sh"
     config.write_text(subprocess.run(["bash", str(script), str(tmp_path / "state"), "gpiochip0"],
                                      check=True, capture_output=True, text=True).stdout)
     checked = subprocess.run([str(gateway), "check-config", "--config", str(config)], capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr + checked.stdout
+
+
+def test_check_config_accepts_the_run_configuration_in_the_guest(guest):
+    skip_unless(guest, "run")
+    assert guest.exit_code("check-config") == 0, guest.explain("check-config")
 
 
 def states_in_order(samples) -> list[tuple[int, int, int]]:

@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
-from rig_session import CACHE, REPO_ROOT, RIG, SKIP_STATUS, skip_reason
+from rig_session import CACHE, REPO_ROOT, SKIP_STATUS, rig, skip_reason
 
 
 def rig_run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
-    result = subprocess.run([str(RIG), "run", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run(rig("run", *args), cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
     if result.returncode == SKIP_STATUS:
         pytest.skip(f"kernel rig: {skip_reason(result.stderr)}")
     return result
