@@ -55,7 +55,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop"], path: "Sources/Store"),
-        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop"], path: "Sources/Forwarder"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
         .target(

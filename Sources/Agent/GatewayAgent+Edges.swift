@@ -31,7 +31,7 @@ extension GatewayAgent {
             )
             forwarder.start()
             self.forwarder = forwarder
-            log.log(.info, "forwarding events", ["url": server.url])
+            log.log(.info, "forwarding events", ["url": server.displayURL])
         } catch {
             // The events stay in the outbox; a fixed configuration and SIGHUP start delivery.
             log.log(.error, "cannot forward events; they are kept in the outbox", ["error": "\(error)"])
