@@ -73,6 +73,11 @@ let package = Package(
             path: "Sources/BeaconGatewayCLI"
         ),
         .executableTarget(
+            name: "ConfigFuzz",
+            dependencies: ["Config"],
+            path: "Benchmarks/ConfigFuzz"
+        ),
+        .executableTarget(
             name: "PresenceBenchmark",
             dependencies: ["GatewayCore", "EventLoop"],
             path: "Benchmarks/PresenceBenchmark"
@@ -83,7 +88,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], path: "Tests/GatewayCoreTests"),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport", "ConfigFuzz"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

@@ -48,6 +48,13 @@ extension GatewayConfiguration {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
         }
+        // Sizes and depths first: toml++ must never see a file that could exhaust its
+        // stack or its patience (this parse also runs on every SIGHUP of the agent).
+        do {
+            try TOMLInputScreen.check(Array(text.utf8))
+        } catch {
+            throw ConfigurationError(issues: [ConfigIssue(file: file, line: error.line, key: error.key, message: error.message)])
+        }
         if let hazard = SourceIndex.parserHazard(in: text) {
             throw ConfigurationError(issues: [ConfigIssue(
                 file: file, line: hazard.line, key: "", message: "TOML syntax error: \(hazard.message)"

@@ -632,23 +632,52 @@ def test_sighup_that_adds_a_server_delivers_what_was_stored_alone(gateway_bin, w
     assert agent.stop() == 0
 
 
-def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
+def refused_reload_keeps_the_running_configuration(gateway_bin, world_factory, agents, tmp_path, edit, refusal: str):
+    """SIGHUP with the file changed by `edit` (old text -> new text): the reload is refused
+    with a line matching `refusal` (a function of the original file's line count), and the
+    agent keeps running on the old configuration."""
     world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, path=[[0, None], [600, None]])))
     config = write_config(tmp_path, world.transport, [0, 1])
     agent = agents(gateway_bin, config)
     wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
 
     good = config.read_text()
-    config.write_text(good.replace("enter_rssi = -70", "enter_rssi = -80"))  # below exit_rssi: an error
+    config.write_text(edit(good))
     agent.signal(signal.SIGHUP)
     agent.wait_log(r"configuration not reloaded")
-    assert agent.lines(r"gateway\.toml:\d+: presence\.(enter|exit)_rssi: must be"), agent.log()[-2000:]
+    assert agent.lines(refusal(good.count("\n"))), agent.log()[-2000:]
     # Still running with the old configuration: the second person arrives and is checked in.
     world.control(f"set-distance {tag_id(1)} 1")
     rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin", "u_02") == 1, 20, "u_02's checkin", agent)
     assert events_of(rows) == [("checkin", "u_01"), ("checkin", "u_02")]
     config.write_text(good)
     assert agent.stop() == 0
+
+
+def test_sighup_with_a_broken_configuration_keeps_the_running_one(gateway_bin, world_factory, agents, tmp_path):
+    refused_reload_keeps_the_running_configuration(
+        gateway_bin, world_factory, agents, tmp_path,
+        lambda good: good.replace("enter_rssi = -70", "enter_rssi = -80"),  # below exit_rssi: an error
+        lambda _: r"gateway\.toml:\d+: presence\.(enter|exit)_rssi: must be")
+
+
+HOSTILE_CONFIGURATIONS = {
+    "dotted-key": (".".join(["a"] * 50_000) + " = 1", r"a(\.a){15}…: key has more than 16 dotted parts"),
+    "header": ("[" + ".".join(["t"] * 40_000) + "]", r"t(\.t){15}…: key has more than 16 dotted parts"),
+    "nesting": ("x = " + "[" * 100_000, r"x: arrays and inline tables are nested more than 16 deep"),
+}
+
+
+@pytest.mark.parametrize("hostile", sorted(HOSTILE_CONFIGURATIONS))
+def test_sighup_with_a_hostile_configuration_keeps_the_agent_and_its_configuration(gateway_bin, world_factory, agents,
+                                                                                  tmp_path, hostile):
+    """A file crafted to crash or stall the TOML parser (it once did: SIGSEGV) is refused
+    on SIGHUP with file, line and key; the agent keeps running on the old one."""
+    payload, message = HOSTILE_CONFIGURATIONS[hostile]
+    # The payload goes after a blank line following the file's last line.
+    refused_reload_keeps_the_running_configuration(
+        gateway_bin, world_factory, agents, tmp_path, lambda good: good + "\n" + payload + "\n",
+        lambda lines: rf"gateway\.toml:{lines + 2}: {message}")
 
 
 def test_controller_stopped_during_a_visit_recovers_without_a_second_checkin(gateway_bin, world_factory, agents,
