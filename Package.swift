@@ -33,7 +33,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
-        .target(name: "EventLoop", path: "Sources/EventLoop"),
+        .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
+        .target(name: "EventLoop", dependencies: ["CTimex"], path: "Sources/EventLoop"),
         .target(name: "HCI", path: "Sources/HCI"),
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),

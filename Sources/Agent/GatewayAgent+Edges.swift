@@ -135,6 +135,7 @@ extension GatewayAgent {
         leds?.update { engine, now in engine.setOutbox(amber, at: now) }
         var summary = scanning ? "scanning" : "controller unavailable"
         summary += " · \(presence.openVisits) present · outbox \(backlog)"
+        if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
         var messages: [ServiceNotification] = [.status(summary)]
         if watchdog?.shouldFeed(at: now) == true { messages.append(.watchdog) }
         notify(messages)

@@ -680,6 +680,52 @@ def test_sighup_with_a_hostile_configuration_keeps_the_agent_and_its_configurati
         lambda lines: rf"gateway\.toml:{lines + 2}: {message}")
 
 
+ADJTIMEX_SHIM = """
+#include <sys/timex.h>
+/* The kernel's answer about the clock, chosen by the test: %s. */
+int adjtimex(struct timex *t) { t->status = %s; return %s; }
+"""
+
+
+def clock_shim(tmp_path: pathlib.Path, synchronised: bool) -> dict:
+    """An LD_PRELOAD library whose adjtimex(2) says the clock is (not) synchronised."""
+    source = tmp_path / "adjtimex.c"
+    source.write_text(ADJTIMEX_SHIM % (("synchronised", "0", "TIME_OK") if synchronised
+                                       else ("unsynchronised", "STA_UNSYNC", "TIME_ERROR")))
+    library = tmp_path / "adjtimex.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(library), str(source)], check=True, timeout=60)
+    return {"LD_PRELOAD": str(library)}
+
+
+@pytest.mark.parametrize("synchronised", [False, True])
+def test_events_decided_on_an_unsynchronised_clock_say_so_at_the_server(gateway_bin, world_factory, agents,
+                                                                       event_server, tmp_path, synchronised):
+    if "statically linked" in subprocess.run(["file", str(gateway_bin)], capture_output=True, text=True).stdout:
+        pytest.skip("a static binary cannot be given another adjtimex")
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0], server=event_server)
+    notify = NotifySocket()
+    try:
+        agent = agents(gateway_bin, config, env=dict(clock_shim(tmp_path, synchronised), NOTIFY_SOCKET=notify.path))
+        rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
+        key = rows[0]["idempotencyKey"]
+        wait_until(lambda: key in event_server.snapshot()["events"], 20, "the checkin at the server")
+        body = event_server.snapshot()["events"][key]
+        wait_until(lambda: any(m.startswith("STATUS=scanning") for m in notify.assignments()), 20, "a STATUS line")
+        statuses = [m for m in notify.assignments() if m.startswith("STATUS=")]
+    finally:
+        notify.close()
+    if synchronised:
+        assert "clockSynced" not in body, body
+        assert not agent.lines("clock not synchronised")
+        assert not any("clock unsynchronised" in m for m in statuses)
+    else:
+        assert body["clockSynced"] is False, body
+        assert len(agent.lines("system clock not synchronised")) == 1, "logged once, not per reading"
+        assert all("clock unsynchronised" in m for m in statuses if m.startswith("STATUS=scanning")), statuses
+    assert agent.stop() == 0
+
+
 def test_controller_stopped_during_a_visit_recovers_without_a_second_checkin(gateway_bin, world_factory, agents,
                                                                              tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
