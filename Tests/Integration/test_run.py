@@ -186,6 +186,8 @@ def outbox(binary, config: pathlib.Path) -> list[dict]:
         return []
     result = subprocess.run([str(binary), "outbox", "export", "--state-dir", state_dir],
                             capture_output=True, text=True, timeout=30)
+    if result.returncode == 1 and "there is no outbox yet" in result.stderr:
+        return []  # the file exists, but the agent has not yet created its tables
     assert result.returncode == 0, f"outbox export failed: {result.stderr}"
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     for row in rows:
@@ -780,7 +782,9 @@ def test_sd_notify_ready_status_reloading_stopping(gateway_bin, world_factory, a
                    20, "STATUS= with the person present")
         wait_until(lambda: "WATCHDOG=1" in notify.assignments(), 10, "WATCHDOG=1")
         status = [line for line in notify.assignments() if line.startswith("STATUS=")]
-        assert all(re.fullmatch(r"STATUS=\S.* · \d+ present · outbox \d+", line) for line in status), status
+        # "· clock unsynchronised" ends the line while the kernel says so (this machine may).
+        assert all(re.fullmatch(r"STATUS=\S.* · \d+ present · outbox \d+( · clock unsynchronised)?", line)
+                   for line in status), status
 
         agent.signal(signal.SIGHUP)
         reloading = notify.wait_for("RELOADING=1", after=ready)
