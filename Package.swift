@@ -34,7 +34,8 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
-        .target(name: "EventLoop", path: "Sources/EventLoop"),
+        .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
+        .target(name: "EventLoop", dependencies: ["CTimex"], path: "Sources/EventLoop"),
         .target(name: "HCI", path: "Sources/HCI"),
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
@@ -56,7 +57,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop"], path: "Sources/Store"),
-        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop"], path: "Sources/Forwarder"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
@@ -77,6 +78,11 @@ let package = Package(
             path: "Sources/BeaconGatewayCLI"
         ),
         .executableTarget(
+            name: "ConfigFuzz",
+            dependencies: ["Config"],
+            path: "Benchmarks/ConfigFuzz"
+        ),
+        .executableTarget(
             name: "PresenceBenchmark",
             dependencies: ["GatewayCore", "EventLoop"],
             path: "Benchmarks/PresenceBenchmark"
@@ -87,7 +93,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], path: "Tests/GatewayCoreTests"),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport", "ConfigFuzz"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

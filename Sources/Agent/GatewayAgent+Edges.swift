@@ -36,7 +36,7 @@ extension GatewayAgent {
             forwarder.onDelivered = { [fleet] created, delivered in fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }
             forwarder.start()
             self.forwarder = forwarder
-            log.log(.info, "forwarding events", ["url": server.url])
+            log.log(.info, "forwarding events", ["url": server.displayURL])
         } catch {
             // The events stay in the outbox; a fixed configuration and SIGHUP start delivery.
             log.log(.error, "cannot forward events; they are kept in the outbox", ["error": "\(error)"])
@@ -141,6 +141,7 @@ extension GatewayAgent {
         leds?.update { engine, now in engine.setOutbox(amber, at: now) }
         var summary = scanning ? "scanning" : "controller unavailable"
         summary += " · \(presence.openVisits) present · outbox \(backlog)"
+        if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
         var messages: [ServiceNotification] = [.status(summary)]
         if watchdog?.shouldFeed(at: now) == true { messages.append(.watchdog) }
         notify(messages)

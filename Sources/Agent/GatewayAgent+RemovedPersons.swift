@@ -38,6 +38,7 @@ extension GatewayAgent {
                     ) { sequence in
                         var event = probe
                         event.sequence = sequence
+                        event.clockSynced = clockSynchronisedNow()
                         committed = event
                         return Array(event.jsonBody().utf8)
                     }

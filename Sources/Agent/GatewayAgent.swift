@@ -46,6 +46,9 @@ public final class GatewayAgent {
     let systemClock = SystemClock()
     /// Stands in for `systemClock`'s wall clock in `followSystemClock` (a test steps it).
     var readWallClock: (() -> Int64)?
+    /// Whether the system clock is synchronised (a test substitutes it); see GatewayAgent+ClockSync.
+    var clockSync: any ClockSyncSource = KernelClockSync()
+    var clockSyncState = ClockSyncState()
     var log: LogSink
     var store: Store?
     var link: ControllerLink?
@@ -348,6 +351,7 @@ public final class GatewayAgent {
                 ) { sequence in
                     var event = probe
                     event.sequence = sequence
+                    event.clockSynced = clockSynchronisedNow()
                     committed = event
                     return Array(event.jsonBody().utf8)
                 }

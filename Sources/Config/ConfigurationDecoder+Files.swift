@@ -47,8 +47,8 @@ extension ConfigurationDecoder {
             return SecretFile(path: path)
         }
         // Checked before the content is even looked at: a readable secret is already leaked.
-        guard snapshot.permissions & 0o077 == 0 else {
-            table.report(key, "\(path) must not be accessible to group or others (mode \(octal(snapshot.permissions))); run `chmod 600 \(path)`")
+        if let exposed = Self.exposure(of: path, permissions: snapshot.permissions) {
+            table.report(key, exposed)
             return SecretFile(path: path)
         }
         guard !snapshot.isTruncated else {
@@ -62,6 +62,24 @@ extension ConfigurationDecoder {
             table.report(key, error.message)
             return SecretFile(path: path)
         }
+    }
+
+    /// Why a file holding a secret is unsafe, or `nil` when it is closed to group and
+    /// others. The one rule for secret files and for the configuration file when it holds
+    /// a secret inline (a tag's key or IRK, a password in the URL).
+    static func exposure(of path: String, permissions: UInt32) -> String? {
+        guard permissions & 0o077 != 0 else { return nil }
+        return "\(path) must not be accessible to group or others (mode \(octal(permissions))); run `chmod 600 \(path)`"
+    }
+
+    /// Reports `key` when it holds a secret inline and the configuration file itself is
+    /// readable by group or others; returns whether it did.
+    @discardableResult
+    func refuseInlineSecret(_ key: String, in table: inout TableReader) -> Bool {
+        guard let permissions = configurationFilePermissions,
+              let exposed = Self.exposure(of: diagnostics.file, permissions: permissions) else { return false }
+        table.report(key, "holds a secret, and \(exposed)")
+        return true
     }
 
     /// Checks that a non-secret file such as a CA certificate exists and can be read;

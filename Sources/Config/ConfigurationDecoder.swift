@@ -8,6 +8,9 @@ struct ConfigurationDecoder {
     let fileSystem: any ConfigurationFileSystem
     /// Relative secret-file paths are relative to the configuration file.
     let baseDirectory: String
+    /// The configuration file's mode, when it was read from a file: secrets written inline
+    /// are refused when group or others can read them.
+    var configurationFilePermissions: UInt32? = nil
 
     /// `nil` only when something was reported.
     func decode(root values: [String: ConfigValue]) -> GatewayConfiguration? {
@@ -139,6 +142,7 @@ struct ConfigurationDecoder {
             table.reportMissing("url")
         } else if let url {
             checkURL(url, key: "url", in: &table)
+            if ServerURL(url)?.hasUserInfo == true { refuseInlineSecret("url", in: &table) }
         }
         let token = readSecret("token_file", in: &table, check: checkToken)
         var caFile: String?
@@ -155,24 +159,24 @@ struct ConfigurationDecoder {
         return server
     }
 
+    /// The URL is echoed in messages without its user-info: a password must not reach a
+    /// terminal or a log even when the URL is wrong.
     private func checkURL(_ url: String, key: String, in table: inout TableReader) {
-        let rest: Substring
-        if url.hasPrefix("https://") {
-            rest = url.dropFirst(8)
-        } else if url.hasPrefix("http://") {
-            rest = url.dropFirst(7)
-        } else {
-            table.report(key, "must start with http:// or https://, got \(quoted(url))")
+        guard let parsed = ServerURL(url) else {
+            // Not parsed, so its user-info cannot be cut out: not echoed when it may hold one.
+            let got = url.contains("@") ? "" : ", got \(quoted(url))"
+            table.report(key, "must start with http:// or https://\(got)")
             return
         }
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let host = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        if host.isEmpty || host.hasPrefix(":") {
-            table.report(key, "has no host name, got \(quoted(url))")
+        let shown = quoted(parsed.redacted)
+        if parsed.host.isEmpty {
+            table.report(key, "has no host name, got \(shown)")
         } else if url.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7F }) {
-            table.report(key, "must not contain spaces or control characters, got \(quoted(url))")
-        } else if rest.contains("?" as Character) || rest.contains("#" as Character) {
-            table.report(key, "must be a base URL without ?query or #fragment (events go to URL/v1/attendance/events), got \(quoted(url))")
+            table.report(key, "must not contain spaces or control characters, got \(shown)")
+        } else if url.contains("?" as Character) || url.contains("#" as Character) {
+            table.report(key, "must be a base URL without ?query or #fragment (events go to URL/v1/attendance/events), got \(shown)")
+        } else if !parsed.isAllowedTransport {
+            table.report(key, "\(ServerURL.plainHTTPRule), got \(shown)")
         }
     }
 
@@ -330,6 +334,7 @@ struct ConfigurationDecoder {
         let identityKeys = ["ibeacon", "eddystone_uid", "address", "irk"]
         for key in identityKeys {
             guard let text = table.string(key) else { continue }
+            if key == "irk", refuseInlineSecret(key, in: &table) { continue }
             do throws(TagIdentity.ParseError) {
                 let identity = try TagIdentity.parse(key: key, value: text)
                 if let first = identities[identity] {
@@ -354,7 +359,7 @@ struct ConfigurationDecoder {
         }
 
         var key: [UInt8]?
-        if let text = table.string("key") {
+        if let text = table.string("key"), !refuseInlineSecret("key", in: &table) {
             key = parseKey(Array(text.utf8))
             if key == nil {
                 table.report("key", "must be 64 hex digits (the tag's 256-bit proof key)")

@@ -18,15 +18,32 @@ final class Diagnostics {
 
     var isEmpty: Bool { issues.isEmpty }
 
+    /// Issues kept from one file: enough to fix a real one, and a bound on the work and
+    /// the output a file of 30,000 unknown tables would otherwise cause.
+    static let maximumIssues = 100
+
+    /// No more issues are kept; callers skip work whose only use is an issue.
+    var isFull: Bool { issues.count >= Self.maximumIssues }
+
     func report(_ path: ConfigPath, _ message: String) {
+        guard !isFull else {
+            omitted += 1
+            return
+        }
         issues.append(ConfigIssue(file: file, line: index.line(of: path), key: path.description, message: message))
     }
 
-    /// By line; issues on one line keep the order in which they were found.
+    /// Problems found past ``maximumIssues``: counted, not described.
+    private(set) var omitted = 0
+
+    /// By line; issues on one line keep the order in which they were found. When some were
+    /// left out, a last line says how many.
     var sortedIssues: [ConfigIssue] {
-        issues.enumerated()
+        let sorted = issues.enumerated()
             .sorted { ($0.element.line, $0.offset) < ($1.element.line, $1.offset) }
             .map(\.element)
+        guard omitted > 0 else { return sorted }
+        return sorted + [ConfigIssue(file: file, line: 0, key: "", message: "\(omitted) more problems not listed; fix these first")]
     }
 }
 

@@ -1,3 +1,5 @@
+import GatewayCore
+
 // Secret-holding types describe themselves without their secrets, so a stray
 // `print(configuration)`, string interpolation in a log line or `dump` cannot leak a key.
 
@@ -13,14 +15,19 @@ extension GatewayConfiguration: CustomStringConvertible, CustomDebugStringConver
     }
 }
 
+extension GatewayConfiguration.Server {
+    /// The URL as it may be printed and logged: without `user:password@`.
+    public var displayURL: String { ServerURL(url)?.redacted ?? url }
+}
+
 extension GatewayConfiguration.Server: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "Server(url: \(url), tokenFile: \(tokenFile ?? "none"), token: \(token == nil ? "none" : GatewayConfiguration.mask), caFile: \(caFile ?? "none"), timeout: \(timeout), maxBackoff: \(maxBackoff))"
+        "Server(url: \(displayURL), tokenFile: \(tokenFile ?? "none"), token: \(token == nil ? "none" : GatewayConfiguration.mask), caFile: \(caFile ?? "none"), timeout: \(timeout), maxBackoff: \(maxBackoff))"
     }
     public var debugDescription: String { description }
     public var customMirror: Mirror {
         Mirror(self, children: [
-            "url": url, "tokenFile": tokenFile as Any, "token": token == nil ? "none" : GatewayConfiguration.mask,
+            "url": displayURL, "tokenFile": tokenFile as Any, "token": token == nil ? "none" : GatewayConfiguration.mask,
             "caFile": caFile as Any, "timeout": timeout, "maxBackoff": maxBackoff,
         ])
     }

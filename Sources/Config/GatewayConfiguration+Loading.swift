@@ -27,15 +27,18 @@ extension GatewayConfiguration {
             let line = lineOfFirstInvalidUTF8(snapshot.bytes)
             throw ConfigurationError(issues: [ConfigIssue(file: path, line: line, key: "", message: "the configuration file is not valid UTF-8 text")])
         }
-        return try parse(text: text, file: path, fileSystem: fileSystem)
+        return try parse(text: text, file: path, fileSystem: fileSystem, permissions: snapshot.permissions)
     }
 
     /// Parses and validates configuration text; `file` names it in issues and is the base of
     /// relative secret-file paths. Secret files are read through `fileSystem`.
+    /// `permissions`, the file's mode when known, refuses secrets written inline in a file
+    /// that group or others can read.
     ///
     /// - Throws: every problem found, each with file, line and key, sorted by line.
     public static func parse(
-        text: String, file: String, fileSystem: any ConfigurationFileSystem = SystemFileSystem()
+        text: String, file: String, fileSystem: any ConfigurationFileSystem = SystemFileSystem(),
+        permissions: UInt32? = nil
     ) throws(ConfigurationError) -> GatewayConfiguration {
         guard text.utf8.count <= maximumFileSize else {
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "the configuration is larger than \(maximumFileSize / 1024) KiB")])
@@ -44,6 +47,13 @@ extension GatewayConfiguration {
         if let nul = text.utf8.firstIndex(of: 0) {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
+        }
+        // Sizes and depths first: toml++ must never see a file that could exhaust its
+        // stack or its patience (this parse also runs on every SIGHUP of the agent).
+        do {
+            try TOMLInputScreen.check(Array(text.utf8))
+        } catch {
+            throw ConfigurationError(issues: [ConfigIssue(file: file, line: error.line, key: error.key, message: error.message)])
         }
         if let hazard = SourceIndex.parserHazard(in: text) {
             throw ConfigurationError(issues: [ConfigIssue(
@@ -61,7 +71,8 @@ extension GatewayConfiguration {
 
         let diagnostics = Diagnostics(file: file, text: text)
         let decoder = ConfigurationDecoder(
-            diagnostics: diagnostics, fileSystem: fileSystem, baseDirectory: directory(of: file)
+            diagnostics: diagnostics, fileSystem: fileSystem, baseDirectory: directory(of: file),
+            configurationFilePermissions: permissions
         )
         let configuration = decoder.decode(root: root)
         guard diagnostics.isEmpty, let configuration else {

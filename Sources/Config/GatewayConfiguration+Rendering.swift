@@ -40,7 +40,8 @@ extension GatewayConfiguration {
 
         if let server {
             out.table("server")
-            out.string("url", server.url)
+            out.string("url", server.displayURL)
+            if server.displayURL != server.url { out.comment("url: its user-info (user:password@) is not shown") }
             out.optionalString("token_file", server.tokenFile)
             out.string("ca_file", server.caFile ?? "")
             out.seconds("timeout_s", server.timeout)

@@ -205,6 +205,10 @@ struct TableReader {
     /// looks like a typo of a known one.
     func reportUnknownKeys() {
         for key in values.keys.sorted() where !known.contains(key) {
+            if diagnostics.isFull {
+                diagnostics.report(path(key), "")
+                continue
+            }
             let what = values[key]?.isTableLike == true ? "unknown table" : "unknown key"
             if let match = suggestion(for: key, among: known) {
                 diagnostics.report(path(key), "\(what); did you mean `\(match)`?")

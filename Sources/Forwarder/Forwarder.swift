@@ -13,6 +13,9 @@ import Store
 ///   is sent again under the same key (the server answers 200).
 /// - The store is polled for other processes' changes (`outbox retry-dead`, events
 ///   committed elsewhere), so nothing waits for a kick that never comes.
+/// - Retries wait on the monotonic clock (``RetrySchedule``): a stepped wall clock moves
+///   no retry. When the store cannot record outcomes, store work pauses with its own
+///   backoff (``StoreOutage``) instead of re-sending the same events at once.
 public final class Forwarder {
     public private(set) var configuration: ForwarderConfiguration
     private let store: Store
@@ -29,8 +32,10 @@ public final class Forwarder {
 
     private var inFlight: [UInt64: InFlight] = [:]
     private var inFlightPersons: Set<String> = []
+    private var retries = RetrySchedule()
+    private var storeOutage = StoreOutage()
     private var wakeTimer: EventLoop.TimerHandle?
-    private var wakeDeadlineMillis: Int64?
+    private var wakeDeadline: Instant?
     private var pollTimer: EventLoop.TimerHandle?
     private var pruneTimer: EventLoop.TimerHandle?
     /// How often delivered rows past their retention are pruned.
@@ -51,6 +56,7 @@ public final class Forwarder {
     public init(store: Store, loop: EventLoop, configuration: ForwarderConfiguration,
                 jitterSeed: UInt64 = UInt64.random(in: .min ... .max),
                 onEvent: @escaping (ForwarderEvent) -> Void = { _ in }) throws(ForwarderError) {
+        try configuration.checkTransport()
         self.store = store
         self.loop = loop
         self.configuration = configuration
@@ -87,7 +93,7 @@ public final class Forwarder {
         if let pruneTimer { loop.cancel(pruneTimer) }
         pruneTimer = nil
         wakeTimer = nil
-        wakeDeadlineMillis = nil
+        wakeDeadline = nil
         pollTimer = nil
     }
 
@@ -99,6 +105,7 @@ public final class Forwarder {
     /// New settings (SIGHUP: a new token, URL or CA). Requests in flight finish with the
     /// old ones.
     public func reload(_ configuration: ForwarderConfiguration) throws(ForwarderError) {
+        try configuration.checkTransport()
         let bundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
         let old = self.configuration
         let serverChanged = configuration.token != old.token || configuration.url != old.url || bundle != caBundle
@@ -106,10 +113,12 @@ public final class Forwarder {
         self.configuration = configuration
         if serverChanged {
             // The operator fixed something: retry now rather than after a long backoff.
+            retries.releaseAll()
             do {
                 try store.retryPendingNow(nowMillis: loop.clock.wallMilliseconds)
+                storeWrote()
             } catch {
-                onEvent(.storeFailed(error))
+                storeFailed(error)
             }
         }
         caBundle = bundle
@@ -134,13 +143,20 @@ public final class Forwarder {
         defer { pumping = false }
         let free = configuration.maxInFlight - inFlight.count
         guard free > 0 else { return }
-        let now = loop.clock.wallMilliseconds
+        let now = loop.now
+        if storeOutage.isPaused(at: now), let until = storeOutage.pausedUntil {
+            wake(at: until)
+            return
+        }
+        let wallNow = loop.clock.wallMilliseconds
         let batch: DeliveryBatch
         do {
-            batch = try store.nextDeliveries(limit: free, nowMillis: now, excludingPersons: inFlightPersons)
+            // Every pending event is due as far as the store goes (its stored retry times
+            // are for people to read); who waits is decided here, on the monotonic clock.
+            let excluded = inFlightPersons.union(retries.held(at: now))
+            batch = try store.nextDeliveries(limit: free, nowMillis: .max, excludingPersons: excluded)
         } catch {
-            onEvent(.storeFailed(error))
-            wake(atMillis: now + 1_000, now: now)
+            storeFailed(error)
             return
         }
         var failedToStart: [DeliveryRecord] = []
@@ -158,27 +174,43 @@ public final class Forwarder {
                 inFlightPersons.insert(entry.personId)
             } catch {
                 onEvent(.requestFailed(error))
-                wake(atMillis: now + 1_000, now: now)
+                retries.hold(person: entry.personId, until: now + .seconds(1))
             }
         }
         if !failedToStart.isEmpty {
-            do { try store.record(failedToStart, atMillis: now) } catch { onEvent(.storeFailed(error)) }
+            do {
+                try store.record(failedToStart, atMillis: wallNow)
+                storeWrote()
+            } catch {
+                storeFailed(error)
+            }
         }
-        if let due = batch.nextDueMillis { wake(atMillis: due, now: now) }
+        if let due = retries.nextDue { wake(at: due) }
     }
 
-    /// Arms the wake-up timer for `atMillis` (wall clock) unless an earlier one is armed.
-    private func wake(atMillis: Int64, now: Int64) {
-        if let current = wakeDeadlineMillis, current <= atMillis, wakeTimer.map(loop.isScheduled) == true { return }
+    /// Arms the wake-up timer for `deadline` (monotonic) unless an earlier one is armed.
+    private func wake(at deadline: Instant) {
+        if let current = wakeDeadline, current <= deadline, wakeTimer.map(loop.isScheduled) == true { return }
         if let wakeTimer { loop.cancel(wakeTimer) }
-        wakeDeadlineMillis = atMillis
-        let delay = Duration.milliseconds(max(0, atMillis - now))
-        wakeTimer = loop.schedule(after: delay) { [weak self] in
+        wakeDeadline = deadline
+        wakeTimer = loop.schedule(at: deadline) { [weak self] in
             guard let self else { return }
             self.wakeTimer = nil
-            self.wakeDeadlineMillis = nil
+            self.wakeDeadline = nil
             self.pump()
         }
+    }
+
+    /// A store operation failed: pause store work (see ``StoreOutage``) and say so once.
+    private func storeFailed(_ error: StoreError) {
+        let now = loop.now
+        if storeOutage.failed(at: now) { onEvent(.storeFailed(error)) }
+        if running, let until = storeOutage.pausedUntil { wake(at: until) }
+    }
+
+    /// A store write succeeded: an outage, if any, is over.
+    private func storeWrote() {
+        if storeOutage.wrote() { onEvent(.storeRecovered) }
     }
 
     private func schedulePoll() {
@@ -187,7 +219,7 @@ public final class Forwarder {
             do throws(StoreError) {
                 if try self.store.hasExternalChanges() { self.pump() }
             } catch {
-                self.onEvent(.storeFailed(error))
+                self.storeFailed(error)
             }
             self.schedulePoll()
         }
@@ -198,8 +230,9 @@ public final class Forwarder {
     private func prune() {
         do {
             try store.pruneDelivered(nowMillis: loop.clock.wallMilliseconds)
+            storeWrote()
         } catch {
-            onEvent(.storeFailed(error))
+            storeFailed(error)
         }
         pruneTimer = loop.schedule(after: pruneInterval) { [weak self] in
             guard let self, self.running else { return }
@@ -211,6 +244,7 @@ public final class Forwarder {
 
     private func finished(_ completions: [HTTPTransfers.Completion]) {
         let now = loop.clock.wallMilliseconds
+        let monotonicNow = loop.now
         var records: [DeliveryRecord] = []
         var events: [ForwarderEvent] = []
         for (id, result) in completions {
@@ -236,6 +270,8 @@ public final class Forwarder {
             case let .retry(errorClass, message, retryAfter, long):
                 let delay = retryDelay(failures: entry.attempts + 1, retryAfter: retryAfter, long: long, nowMillis: now)
                 let delayMillis = Backoff.milliseconds(delay)
+                retries.hold(person: entry.personId, until: monotonicNow + delay)
+                // The wall-clock time is stored for `outbox list` only.
                 records.append(.retry(sequence: entry.sequence, atMillis: now + delayMillis, errorClass: errorClass, error: message))
                 events.append(.retrying(sequence: entry.sequence, key: entry.idempotencyKey, errorClass: errorClass, message: message, delayMillis: delayMillis))
                 if errorClass == .auth { authRefused = true }
@@ -247,19 +283,22 @@ public final class Forwarder {
         }
         do {
             try store.record(records, atMillis: now)
+            storeWrote()
         } catch {
-            // The events stay pending in the store: they are sent again, same keys.
-            onEvent(.storeFailed(error))
+            // The events stay pending in the store: they are sent again, same keys, once
+            // the store's pause is over.
+            storeFailed(error)
         }
         for event in events { onEvent(event) }
         pump()
     }
 
-    /// Retry-After wins when present (capped at `max_backoff_s`); else the schedule.
+    /// The backoff schedule, lengthened (never shortened) by `Retry-After`, which is
+    /// capped at `max_backoff_s`: a `Retry-After: 0` or a date in the past from a broken
+    /// proxy must not turn retries into a tight loop.
     func retryDelay(failures: Int, retryAfter: String?, long: Bool, nowMillis: Int64) -> Duration {
-        if let retryAfter, let asked = RetryAfter.delay(retryAfter, nowMillis: nowMillis) {
-            return min(asked, configuration.maxBackoff)
-        }
-        return long ? backoff.longDelay(unit: jitter.unit()) : backoff.delay(failures: failures, unit: jitter.unit())
+        let floor = long ? backoff.longDelay(unit: jitter.unit()) : backoff.delay(failures: failures, unit: jitter.unit())
+        guard let retryAfter, let asked = RetryAfter.delay(retryAfter, nowMillis: nowMillis) else { return floor }
+        return max(floor, min(asked, configuration.maxBackoff))
     }
 }

@@ -1,3 +1,5 @@
+import GatewayCore
+
 /// Where and how events are delivered (see docs/event-api.md, `[server]`).
 public struct ForwarderConfiguration: Hashable, Sendable {
     /// The server's base URL; events go to `{url}/v1/attendance/events`.
@@ -31,6 +33,13 @@ public struct ForwarderConfiguration: Hashable, Sendable {
         self.connectTimeout = connectTimeout ?? min(timeout, .seconds(3))
         self.maxBackoff = maxBackoff
         self.maxInFlight = max(1, maxInFlight)
+    }
+
+    /// Refuses a URL that would send the token and events in clear text over a network.
+    /// The configuration loader refuses it first; this holds for every other caller too.
+    func checkTransport() throws(ForwarderError) {
+        guard let parsed = ServerURL(url) else { throw .insecureURL(url.contains("@") ? "(not shown)" : url) }
+        guard parsed.isAllowedTransport else { throw .insecureURL(parsed.redacted) }
     }
 
     /// The endpoint: `{url}/v1/attendance/events`, without a doubled slash.

@@ -60,6 +60,9 @@ public enum ForwarderEvent: Hashable, Sendable {
     case failing(errorClass: DeliveryErrorClass, message: String)
     /// The first success after failures.
     case recovered
+    /// The store could not be read or written: the first failure of an outage.
     case storeFailed(StoreError)
+    /// The store took a write again after `storeFailed`.
+    case storeRecovered
     case requestFailed(ForwarderError)
 }

@@ -1,5 +1,6 @@
 import CCurl
 import EventLoop
+import GatewayCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -101,6 +102,10 @@ final class HTTPTransfers {
 
     /// Starts a POST; its result comes through `onCompletions`.
     func start(_ request: TransferRequest) throws(ForwarderError) -> UInt64 {
+        // The last line of defence: whatever a caller passes, no clear text leaves the host.
+        guard let target = ServerURL(request.url), target.isAllowedTransport else {
+            throw .insecureURL(ServerURL(request.url)?.redacted ?? "(not shown)")
+        }
         guard let easy = curl_easy_init() else { throw .curl("curl_easy_init failed") }
         let id = nextID
         nextID &+= 1
@@ -115,7 +120,7 @@ final class HTTPTransfers {
         var ok = true
         func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
         check(ccurl_setopt_string(easy, CURLOPT_URL, request.url))
-        check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, target.scheme == .https ? "https" : "http"))
         check(ccurl_setopt_long(easy, CURLOPT_POST, 1))
         check(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count))
         request.body.withUnsafeBytes { raw in

@@ -5,12 +5,16 @@ import CSQLite
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
 
-    init(path: String, busyTimeoutMillis: Int32) throws(StoreError) {
+    init(path: String, busyTimeoutMillis: Int32, readOnly: Bool = false) throws(StoreError) {
         var db: OpaquePointer?
         // NOMUTEX: the store is used from one thread (the event loop); no need for
         // SQLite's serialisation. The directory must exist: creating it is the installer's job.
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        let rc = sqlite3_open_v2(path, &db, access | SQLITE_OPEN_NOMUTEX, nil)
+        if readOnly, rc == SQLITE_CANTOPEN {
+            sqlite3_close_v2(db)
+            throw .noOutbox(path: path)
+        }
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
             sqlite3_close_v2(db)

@@ -32,10 +32,21 @@ public final class Store {
     }
 
     /// Opens (creating if needed) the store at `path`. The directory must exist.
-    public init(path: String, configuration: StoreConfiguration = .init()) throws(StoreError) {
+    ///
+    /// `readOnly` is for inspection: nothing is created or changed, and a missing or empty
+    /// file is `StoreError.noOutbox`.
+    public init(path: String, configuration: StoreConfiguration = .init(), readOnly: Bool = false) throws(StoreError) {
         self.path = path
         self.configuration = configuration
-        connection = try SQLiteConnection(path: path, busyTimeoutMillis: configuration.busyTimeoutMillis)
+        connection = try SQLiteConnection(path: path, busyTimeoutMillis: configuration.busyTimeoutMillis, readOnly: readOnly)
+        if readOnly {
+            let version = try Self.schemaVersion(of: connection)
+            if version == 0 { throw .noOutbox(path: path) }
+            if version > Self.schemaVersion { throw .unsupportedSchema(found: version, supported: Self.schemaVersion) }
+            statements = try Statements(connection)
+            undeliveredEstimate = 0
+            return
+        }
         // cache_size: 512 KiB instead of SQLite's 2 MiB. The outbox is appended at its end
         // and read from its oldest undelivered row, so few pages are hot; the kernel's page
         // cache holds the rest of the file anyway, and on a Pi the agent's memory is what
@@ -48,13 +59,18 @@ public final class Store {
         lastDataVersion = try dataVersion()
     }
 
-    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+    private static func schemaVersion(of connection: SQLiteConnection) throws(StoreError) -> Int32 {
         let version = try connection.prepare("PRAGMA user_version")
         var found: Int32 = 0
         try version.query { row in
             found = Int32(truncatingIfNeeded: row.int64(0))
             return false
         }
+        return found
+    }
+
+    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+        let found = try schemaVersion(of: connection)
         if found > schemaVersion { throw .unsupportedSchema(found: found, supported: schemaVersion) }
         guard found < schemaVersion else { return }
         // Created in one transaction with the version stamp, so a crash half-way leaves
@@ -123,14 +139,17 @@ public final class Store {
         guard !inTransaction else { throw .nestedTransaction }
         inTransaction = true
         defer { inTransaction = false }
-        try connection.execute("PRAGMA synchronous=NORMAL; BEGIN IMMEDIATE")
+        // FULL is restored on every way out, a failed BEGIN included: otherwise the next
+        // event commits would return before their data reached the disk.
+        try connection.execute("PRAGMA synchronous=NORMAL")
+        defer { try? connection.execute("PRAGMA synchronous=FULL") }
+        try connection.execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try connection.execute("COMMIT; PRAGMA synchronous=FULL")
+            try connection.execute("COMMIT")
             return result
         } catch {
             try? connection.execute("ROLLBACK")
-            try? connection.execute("PRAGMA synchronous=FULL")
             throw error
         }
     }

@@ -2,6 +2,9 @@
 public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The database could not be opened or created (missing directory, permissions).
     case open(path: String, message: String)
+    /// Opened for inspection only, and there is no outbox at the path yet: nothing was
+    /// created (a root-owned file there would lock out the service).
+    case noOutbox(path: String)
     /// The file was written by a newer gateway (its schema version is higher than ours).
     case unsupportedSchema(found: Int32, supported: Int32)
     /// A statement failed; `code` is SQLite's primary result code.
@@ -18,6 +21,7 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .open(path, message): "cannot open the store \(path): \(message)"
+        case let .noOutbox(path): "there is no outbox yet at \(path) (the agent creates it when it first runs)"
         case let .unsupportedSchema(found, supported):
             "the store has schema version \(found), newer than this gateway's \(supported); upgrade the gateway"
         case let .sqlite(code, message): "SQLite error \(code): \(message)"

@@ -1,4 +1,5 @@
 import Config
+import ConfigFuzz
 import XCTest
 
 /// Near-valid files: the full example with a few random edits. Whatever the edits, the

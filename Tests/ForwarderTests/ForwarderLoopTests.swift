@@ -2,51 +2,9 @@ import EventLoop
 import Store
 import XCTest
 @testable import Forwarder
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The real forwarder on a real event loop against a loopback server.
-final class ForwarderLoopTests: XCTestCase {
-    private var directory = ""
-
-    override func setUpWithError() throws {
-        var template = Array("/tmp/forwarder-test-XXXXXX".utf8CString)
-        XCTAssertNotNil(template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) })
-        directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    override func tearDownWithError() throws {
-        for name in ["gateway.sqlite", "gateway.sqlite-wal", "gateway.sqlite-shm"] { unlink(directory + "/" + name) }
-        rmdir(directory)
-    }
-
-    private func makeStore(events: [(key: String, person: String)]) throws -> Store {
-        let store = try Store(path: Store.path(stateDirectory: directory))
-        for event in events {
-            try store.commit { (transaction: inout StoreTransaction) throws(StoreError) in
-                _ = try transaction.appendEvent(idempotencyKey: event.key, type: "checkin", personId: event.person, createdAtMillis: 0) { sequence in
-                    Array("{\"sequence\": \(sequence), \"person\": \"\(event.person)\"}".utf8)
-                }
-            }
-        }
-        return store
-    }
-
-    /// Runs the loop until `done` says so (checked every 20 ms), at most `limit`.
-    private func run(_ loop: EventLoop, limit: Duration = .seconds(20), until done: @escaping () -> Bool) {
-        var timedOut = false
-        func check() {
-            loop.schedule(after: .milliseconds(20)) {
-                if done() { loop.stop() } else { check() }
-            }
-        }
-        check()
-        loop.schedule(after: limit) { timedOut = true; loop.stop() }
-        XCTAssertNoThrow(try loop.run())
-        XCTAssertFalse(timedOut, "the loop ran into its time limit")
-    }
-
+final class ForwarderLoopTests: ForwarderTestCase {
     func testRetriesUntilDeliveredWithPerPersonOrder() throws {
         let server = try LoopbackServer { index, _ in .init(status: index < 3 ? 503 : 201) }
         defer { server.stop() }

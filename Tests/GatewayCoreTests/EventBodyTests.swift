@@ -109,6 +109,29 @@ final class EventBodyTests: XCTestCase {
         XCTAssertEqual(Self.sampleEvent.jsonBody(), expected)
     }
 
+    /// Decided on an unsynchronised clock: one field added at the end, nothing else moved.
+    func testUnsynchronisedClockAddsClockSyncedFalse() {
+        var event = Self.sampleEvent
+        let synced = event.jsonBody()
+        XCTAssertFalse(synced.contains("clockSynced"), "absent while the clock is synchronised")
+        event.clockSynced = false
+        XCTAssertEqual(event.jsonBody(), String(synced.dropLast()) + #", "clockSynced": false}"#)
+    }
+
+    /// Logged once per change: the first reading only when unsynchronised, then transitions.
+    func testClockSyncStateReportsChangesOnly() {
+        var state = ClockSyncState()
+        XCTAssertTrue(state.isSynchronised)
+        XCTAssertEqual(state.observe(synchronised: false), .unsynchronised)
+        XCTAssertFalse(state.isSynchronised)
+        XCTAssertNil(state.observe(synchronised: false))
+        XCTAssertEqual(state.observe(synchronised: true), .synchronised)
+        XCTAssertNil(state.observe(synchronised: true))
+        XCTAssertEqual(state.observe(synchronised: false), .unsynchronised)
+        var startsSynced = ClockSyncState()
+        XCTAssertNil(startsSynced.observe(synchronised: true), "nothing to say at start when synchronised")
+    }
+
     func testJSONBodyNullsAndEddystone() {
         var event = Self.sampleEvent
         event.gateway = GatewayIdentity(id: "g\"1")

@@ -63,6 +63,10 @@ def test_unit_has_what_spec_asks():
     assert settings["ConfigurationDirectory"] == ["beacon-gateway"]
     assert settings["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
     assert "char-gpiochip rw" in settings["DeviceAllow"]
+    # Ordered after the time daemon's start, never waiting for synchronisation.
+    assert "time-sync.target" in settings["After"]
+    for key in ("Wants", "Requires", "BindsTo", "Requisite"):
+        assert not any("time-sync.target" in value or "time-wait-sync" in value for value in settings.get(key, [])), key
 
 
 def test_a_weakened_unit_is_refused(gateway_bin, tmp_path):

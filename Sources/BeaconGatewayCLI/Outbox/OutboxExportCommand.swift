@@ -18,7 +18,7 @@ struct OutboxExportCommand: ParsableCommand {
 
     func run() throws {
         let states = try parseStates(state)
-        let store = try location.openStore()
+        let store = try location.openStore(readOnly: true)
         try orFail { () throws(StoreError) in
             try store.export(states: states) { entry in writeStandardOutput(entry.jsonLine + "\n") }
         }

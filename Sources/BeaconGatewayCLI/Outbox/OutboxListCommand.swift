@@ -27,7 +27,7 @@ struct OutboxListCommand: ParsableCommand {
 
     func run() throws {
         let states = try parseStates(state)
-        let store = try location.openStore()
+        let store = try location.openStore(readOnly: true)
         try orFail { () throws(StoreError) in
             try store.forEachEntry(states: states, limit: limit) { entry in
                 if json {

@@ -21,10 +21,12 @@ struct OutboxLocation: ParsableArguments {
         }
     }
 
-    func openStore() throws -> Store {
+    /// `readOnly` for the commands that only look: they must never create the file (run
+    /// as root, that would leave a database the service cannot write).
+    func openStore(readOnly: Bool) throws -> Store {
         let path = try storePath()
         do {
-            return try Store(path: path)
+            return try Store(path: path, readOnly: readOnly)
         } catch {
             printError("outbox: \(error.description)")
             throw GatewayExitCode.runtimeFailure

@@ -14,7 +14,10 @@ struct OutboxRetryDeadCommand: ParsableCommand {
     @OptionGroup var location: OutboxLocation
 
     func run() throws {
-        let store = try location.openStore()
+        // Looked at read-only first: with no outbox there are no dead letters, and nothing
+        // is created.
+        _ = try location.openStore(readOnly: true)
+        let store = try location.openStore(readOnly: false)
         let count = try orFail { () throws(StoreError) in try store.retryDead(nowMillis: SystemClock().wallMilliseconds) }
         writeStandardOutput("\(count) dead letter\(count == 1 ? "" : "s") queued again\n")
     }

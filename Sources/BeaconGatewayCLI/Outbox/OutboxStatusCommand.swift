@@ -18,7 +18,7 @@ struct OutboxStatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let store = try location.openStore()
+        let store = try location.openStore(readOnly: true)
         let now = SystemClock().wallMilliseconds
         let status = try orFail { () throws(StoreError) in try store.status(nowMillis: now) }
         let amber = ForwarderStatus(outbox: status, inFlight: 0, authRefused: status.isFailing && status.lastErrorClass == .auth).amber

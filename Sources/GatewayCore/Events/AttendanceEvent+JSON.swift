@@ -48,6 +48,9 @@ extension AttendanceEvent {
         json.beginObject()
         json.key("version"); json.string(appVersion)
         json.endObject()
+        if !clockSynced {
+            json.key("clockSynced"); json.bool(false)
+        }
         json.endObject()
         return json.text
     }

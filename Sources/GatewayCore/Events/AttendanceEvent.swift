@@ -24,6 +24,9 @@ public struct AttendanceEvent: Hashable, Sendable {
     /// and every checkout: leaving is not proven), so that the body's keys never vary.
     public var handshake: PresenceDecision.Handshake?
     public var appVersion: String
+    /// Whether the system clock was synchronised when the event was decided; rendered
+    /// (`"clockSynced": false`) only when it was not, so other bodies stay as they were.
+    public var clockSynced = true
 
     public init(id: String, sequence: Int64, type: AttendanceEventType, userId: String, gateway: GatewayIdentity,
                 timestampMilliseconds: Int64, decidedAtMilliseconds: Int64, visitStartMilliseconds: Int64,
