@@ -56,7 +56,7 @@ final class FleetObserver {
         case .rejected: counters.deliveries.rejected &+= 1
         case .deadLetter: counters.deliveries.dead &+= 1
         case .retrying: counters.deliveries.retry &+= 1
-        case .failing, .recovered, .storeFailed, .requestFailed: break
+        case .failing, .recovered, .storeFailed, .storeRecovered, .requestFailed: break
         }
     }
 

@@ -62,7 +62,7 @@ extension GatewayAgent {
         return FleetSnapshot(
             gatewayId: configuration.gateway.id, siteId: configuration.gateway.site, doorId: configuration.gateway.door,
             version: options.appVersion, startedAtMillis: fleet.startedAtMillis, nowMillis: wall,
-            uptimeSeconds: Int(uptime.components.seconds), clockSynced: ProcessMetrics.clockSynchronised(),
+            uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
             mode: fleet.mode, controller: fleet.controller(link?.host.state, info: link?.host.controllerInfo),
             scanning: link?.host.isControllerAnswering ?? false, present: presence.openVisits,
             reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: fleet.roster,

@@ -27,16 +27,4 @@ public enum ProcessMetrics {
         guard fields.count >= 2, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
-
-    /// Whether the kernel considers the system clock synchronised (adjtimex does not
-    /// report TIME_ERROR, as it does while NTP has not synchronised it). The unit's
-    /// ProtectClock= refuses adjtimex even for reading; then systemd-timesyncd's flag
-    /// file, which exists once it has synchronised the clock, answers instead.
-    public static func clockSynchronised() -> Bool {
-        let state = clinux_clock_synchronised()
-        if state >= 0 { return state == 1 }
-        return access(timesyncFlag, F_OK) == 0
-    }
-
-    static let timesyncFlag = "/run/systemd/timesync/synchronized"
 }
