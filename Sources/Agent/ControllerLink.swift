@@ -21,19 +21,19 @@ public final class ControllerLink {
     /// place from its packet (no report value, no reference counting): the fastest way in.
     /// The view's data is valid only during the call.
     public var onAdvertisingReport: ((LEAdvertisingReportView, Instant) -> Void)?
-    public var onStateChange: (HostState) -> Void = { _ in }
     public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
     public var onFatalError: (TransportError) -> Void = { _ in }
     /// A replayed capture has ended.
     public var onExhausted: () -> Void = {}
+    /// The host's state changes (scanning, recovering, …): the owner, the data path, the
+    /// connect scheduler and the door beacon all follow them.
+    public let stateChangeListeners = Listeners<HostState>()
     /// HCI events the host does not consume itself (connections, disconnections,
     /// completed packets, other LE subevents), for the data path and proofs.
-    public var onEvent: (HCIEvent, Instant) -> Void = { _, _ in }
+    public let eventListeners = Listeners<(HCIEvent, Instant)>()
     /// ACL data from the controller.
-    public var onACLData: (HCIPacket, Instant) -> Void = { _, _ in }
-    /// The end of a command submitted with `submit`.
-    public var onCommandFinished: (HostCommandResult, Instant) -> Void = { _, _ in }
+    public let aclDataListeners = Listeners<(HCIPacket, Instant)>()
     /// The last reason the transport could not be used, for the final message.
     public private(set) var lastTransportError: TransportError?
     /// For a replay, from its first replayed packet on: how recorded times map onto the
@@ -50,6 +50,11 @@ public final class ControllerLink {
     private lazy var hostTimer = DeadlineTimer(loop: loop) { [unowned self] in self.feed(.timerFired) }
     private var reopenTimer: EventLoop.TimerHandle?
     private var actions: [HostAction] = []
+    /// The completions of submitted commands that have not ended yet, by the token the
+    /// host echoes back in `.commandFinished` (a counter of this link's: it only has to
+    /// tell the commands apart).
+    private var completions: [UInt64: CommandCompletion] = [:]
+    private var lastCommandToken: UInt64 = 0
     private var pendingInputs: [HostInput] = []
     /// The reports of one event on the hot path, reused from event to event (empty
     /// between events).
@@ -75,6 +80,8 @@ public final class ControllerLink {
     /// finishes in the background: see `waitUntilClosed(timeout:)`).
     public func stop() {
         stopped = true
+        // The loop is ending: whoever waits for a command is going away with it.
+        completions.removeAll()
         hostTimer.cancel()
         if let reopenTimer { _ = loop.cancel(reopenTimer) }
         reopenTimer = nil
@@ -89,14 +96,38 @@ public final class ControllerLink {
         transport.waitUntilClosed(timeout: timeout)
     }
 
+    /// How a submitted command ended: Command Complete (success or an error status in its
+    /// return parameters), Command Status, no answer in time (`.timedOut`), dropped by a
+    /// controller reset or a lost transport before it was answered (`.flushed`), or not
+    /// taken at all (`.notSent`).
+    public typealias CommandCompletion = (HostCommandResult.Outcome, Instant) -> Void
+
     /// Sends a command of a layer above (connections, accept list, advertising) through
-    /// the host's command flow; its end comes back through `onCommandFinished`.
-    public func submit(packet: HCIPacket, opcode: Opcode, token: UInt64, recoverOnTimeout: Bool = true) {
+    /// the host's command flow. `completion` is called exactly once, on the loop, with how
+    /// it ended (possibly before this returns, when the host does not take it) — unless
+    /// the link is stopped first: after `stop()` nothing is called back.
+    ///
+    /// With `recoverOnTimeout` false, no answer ends the command as `.timedOut` without
+    /// resetting the controller (for commands some controllers silently ignore).
+    public func submit<Command: HCICommand>(_ command: Command, recoverOnTimeout: Bool = true,
+                                            completion: @escaping CommandCompletion) {
+        submit(packet: command.packet, opcode: Command.opcode, recoverOnTimeout: recoverOnTimeout, completion: completion)
+    }
+
+    /// As `submit(_:recoverOnTimeout:completion:)` for an already encoded command packet.
+    public func submit(packet: HCIPacket, opcode: Opcode, recoverOnTimeout: Bool = true,
+                       completion: @escaping CommandCompletion) {
         let now = loop.now
+        lastCommandToken &+= 1
+        let token = lastCommandToken
+        completions[token] = completion
         let actions = host.submit(packet: packet, opcode: opcode, token: token, now: now, recoverOnTimeout: recoverOnTimeout)
         for action in actions { perform(action, now: now) }
         armHostTimer()
     }
+
+    /// Commands submitted whose completion has not been called yet.
+    public var unfinishedCommandCount: Int { completions.count }
 
     /// Pauses or resumes scanning (see `HostController.setScanningPaused(_:now:)`): for
     /// controllers that cannot scan while initiating.
@@ -267,15 +298,15 @@ public final class ControllerLink {
         case .advertisingReports(let reports):
             deliver(reports, now: now)
         case .stateChanged(let state):
-            onStateChange(state)
+            stateChangeListeners.notify(state)
         case .log(let event):
             onLog(event)
         case .event(let event):
-            onEvent(event, now)
+            eventListeners.notify((event, now))
         case .aclData(let packet):
-            onACLData(packet, now)
+            aclDataListeners.notify((packet, now))
         case .commandFinished(let result):
-            onCommandFinished(result, now)
+            completions.removeValue(forKey: result.token)?(result.outcome, now)
         }
     }
 

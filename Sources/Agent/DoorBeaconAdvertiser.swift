@@ -14,16 +14,12 @@ import Journal
 /// A failed step is logged with its HCI status and the sequence stops; the next
 /// recovery tries again (retrying at once would most likely fail the same way).
 public final class DoorBeaconAdvertiser {
-    /// Unowned: once attached, the link's callbacks own the advertiser (no cycle), so
-    /// the agent needs no property for it.
+    /// Unowned: once attached, the link's listener and its command completions own the
+    /// advertiser (no cycle), so the agent needs no property for it.
     public unowned let link: ControllerLink
     public let beacon: DoorBeacon
     public private(set) var sequence: DoorBeaconSequence
     private let log: LogSink
-    private var nextToken: UInt64 = 0
-
-    /// Tokens of the commands this class submits (other ranges: 0xDA7A… data path).
-    public static let commandTokenBase: UInt64 = 0xAD00_0000_0000_0000
 
     public init(link: ControllerLink, beacon: DoorBeacon, log: LogSink) {
         self.link = link
@@ -33,7 +29,7 @@ public final class DoorBeaconAdvertiser {
     }
 
     /// Builds the beacon from `[advertise]` and attaches it to the link; `nil` (and
-    /// nothing attached) without `[advertise]`. The link's callbacks keep it alive.
+    /// nothing attached) without `[advertise]`. The link's listeners keep it alive.
     @discardableResult
     public static func attach(to link: ControllerLink, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
         guard let advertise, let beacon = DoorBeacon(advertise) else { return nil }
@@ -47,19 +43,9 @@ public final class DoorBeaconAdvertiser {
         return advertiser
     }
 
-    /// Puts itself in front of the link's current `onStateChange` and
-    /// `onCommandFinished` callbacks (which still run after it).
+    /// Registers with the link for host states (behind the listeners already registered).
     public func attach() {
-        let previousState = link.onStateChange
-        link.onStateChange = { [self] state in
-            self.hostStateChanged(state)
-            previousState(state)
-        }
-        let previousFinished = link.onCommandFinished
-        link.onCommandFinished = { [self] result, now in
-            self.commandFinished(result)
-            previousFinished(result, now)
-        }
+        link.stateChangeListeners.add { [self] state in self.hostStateChanged(state) }
         if let info = link.host.controllerInfo, link.host.isControllerAnswering {
             hostStateChanged(.scanning(info))
         }
@@ -69,10 +55,6 @@ public final class DoorBeaconAdvertiser {
         perform(sequence.hostStateChanged(state))
     }
 
-    public func commandFinished(_ result: HostCommandResult) {
-        guard result.token & 0xFFFF_0000_0000_0000 == Self.commandTokenBase else { return }
-        perform(sequence.commandFinished(token: result.token, outcome: result.outcome))
-    }
 
     private func perform(_ action: DoorBeaconSequence.Action?) {
         guard let action else { return }
@@ -80,7 +62,9 @@ public final class DoorBeaconAdvertiser {
         case .submit(let packet, let opcode, let token):
             // A controller that ignores an advertising command is no reason to reset it
             // and interrupt scanning: the door works without its beacon; it is logged.
-            link.submit(packet: packet, opcode: opcode, token: token, recoverOnTimeout: false)
+            link.submit(packet: packet, opcode: opcode, recoverOnTimeout: false) { [self] outcome, _ in
+                self.perform(self.sequence.commandFinished(token: token, outcome: outcome))
+            }
         case .advertising(let family):
             log.log(.info, "advertising as the door beacon", [
                 "family": "\(family)", "interval_ms": "\(beacon.intervalMilliseconds)",

@@ -8,6 +8,8 @@ import Host
 /// with it the advertising); answers to an older run's tokens are ignored.
 public struct DoorBeaconSequence: Sendable {
     public enum Action: Sendable {
+        /// Submit the command; hand its outcome back with `token`, the sequence's own
+        /// number for this step (a counter: every step of every run has its own).
         case submit(HCIPacket, Opcode, token: UInt64)
         /// The last command succeeded: the beacon is on air.
         case advertising(CommandFamily)
@@ -24,12 +26,10 @@ public struct DoorBeaconSequence: Sendable {
 
     public let beacon: DoorBeacon
     private var state: State = .idle
-    private var tokenCounter: UInt64 = 0
-    private let tokenBase: UInt64
+    private var lastToken: UInt64 = 0
 
-    public init(beacon: DoorBeacon, tokenBase: UInt64 = DoorBeaconAdvertiser.commandTokenBase) {
+    public init(beacon: DoorBeacon) {
         self.beacon = beacon
-        self.tokenBase = tokenBase
     }
 
     public var isAdvertising: Bool {
@@ -76,10 +76,9 @@ public struct DoorBeaconSequence: Sendable {
 
     private mutating func submit(family: CommandFamily, steps: [(HCIPacket, Opcode)], index: Int) -> Action? {
         guard steps.indices.contains(index) else { return nil }
-        tokenCounter &+= 1
-        let token = tokenBase | (tokenCounter & 0x0000_FFFF_FFFF_FFFF)
-        state = .running(family: family, steps: steps, next: index, token: token)
-        return .submit(steps[index].0, steps[index].1, token: token)
+        lastToken &+= 1
+        state = .running(family: family, steps: steps, next: index, token: lastToken)
+        return .submit(steps[index].0, steps[index].1, token: lastToken)
     }
 
     /// The commands, in order, that put `beacon` on air with `family`'s commands.

@@ -66,8 +66,8 @@ final class ProofSupport {
 }
 
 extension GatewayAgent {
-    /// Wires connections and proofs onto the link: before `link.start()`, after the
-    /// link's own callbacks are set (the data path goes in front of them).
+    /// Wires connections and proofs onto the link, before `link.start()`: the data path
+    /// registers its listeners first, then the connect scheduler (see `ConnectLink`).
     func startProofs(_ link: ControllerLink) {
         let tags = ProofSupport.tags(configuration)
         guard !tags.isEmpty else { return }
@@ -81,6 +81,7 @@ extension GatewayAgent {
         let dataPath = DataPathLink(link: link)
         let runner = ProofRunner(dataPath: dataPath)
         dataPath.attach()
+        connect.attach()
         let support = ProofSupport(connect: connect, dataPath: dataPath, runner: runner, tags: tags)
         proofs = support
         connect.onLog = { [unowned self] message in self.log.log(.info, message) }

@@ -141,7 +141,6 @@ public final class GatewayAgent {
             self.fleet.counters.reports &+= UInt64(reports.count)
             self.ingest(reports, at: now)
         }
-        link.onStateChange = { [unowned self] state in self.controllerStateChanged(state) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message
@@ -161,10 +160,13 @@ public final class GatewayAgent {
         } catch {
             return .failed("cannot handle signals: \(error)")
         }
+        // Listeners are told in the order they registered: on a state change the door
+        // beacon, the data path and the connect scheduler act before the agent does.
+        DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         startProofs(link)
+        link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
         schedulePeriodicWork()
         scheduleStatus()
-        DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         link.start()
         do {
             try loop.run()

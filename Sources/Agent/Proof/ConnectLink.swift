@@ -7,8 +7,9 @@ import Host
 /// HCI commands (in the controller's command family), feeds it connection events and
 /// command results, and arms its timer. The agent and `beacon-gateway prove` use it.
 ///
-/// Install it before `DataPathLink.attach()`, which puts the data path in front: the data
-/// path has registered a new connection by the time `onConnected` runs.
+/// It registers its listeners with the link in `attach()`. Attach the data path first
+/// (`DataPathLink.attach()`): listeners are told in the order they registered, and the data
+/// path must have registered a new connection by the time `onConnected` runs.
 public final class ConnectLink {
     public let link: ControllerLink
     public private(set) var scheduler: ConnectScheduler
@@ -21,10 +22,6 @@ public final class ConnectLink {
     public private(set) var lastCreateConnectionAt: Instant?
     public private(set) var createConnectionCount = 0
 
-    /// Tokens of this class's commands: a range of their own (see `DataPathLink.commandTokenBase`).
-    public static let commandTokenBase: UInt64 = 0xC044_0000_0000_0000
-    private var nextToken: UInt64 = 0
-    private var rssiRequests: [UInt64: (tagIndex: Int, handle: UInt16)] = [:]
     /// At the machine's next deadline: hand it the time.
     private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
         let now = self.link.loop.now
@@ -39,24 +36,13 @@ public final class ConnectLink {
         self.activeScanning = activeScanning
         self.link = link
         scheduler = ConnectScheduler(configuration: configuration)
-        let previousState = link.onStateChange
-        link.onStateChange = { [unowned self] state in
-            self.hostStateChanged(state)
-            previousState(state)
-        }
-        let previousEvent = link.onEvent
-        link.onEvent = { [unowned self] event, now in
-            self.handle(event, now: now)
-            previousEvent(event, now)
-        }
-        let previousFinished = link.onCommandFinished
-        link.onCommandFinished = { [unowned self] result, now in
-            if result.token & 0xFFFF_0000_0000_0000 == Self.commandTokenBase {
-                self.commandFinished(result, now: now)
-            } else {
-                previousFinished(result, now)
-            }
-        }
+    }
+
+    /// Registers with the link for host states and HCI events (behind the listeners
+    /// already registered), and catches up if the link is scanning already.
+    public func attach() {
+        link.stateChangeListeners.add { [unowned self] state in self.hostStateChanged(state) }
+        link.eventListeners.add { [unowned self] event, now in self.handle(event, now: now) }
         if let info = link.host.controllerInfo { hostStateChanged(.scanning(info)) }
     }
 
@@ -102,26 +88,19 @@ public final class ConnectLink {
         }
     }
 
-    private func commandFinished(_ result: HostCommandResult, now: Instant) {
-        let status: HCIStatus
-        var returnParameters: ArraySlice<UInt8> = []
-        switch result.outcome {
-        case .completed(let s, let parameters):
-            status = s
-            returnParameters = parameters
-        case .status(let s): status = s
-        case .timedOut, .flushed, .notSent: status = .unspecifiedError
+    /// The status the scheduler sees for a command's end: no answer counts as a failure.
+    private static func status(of outcome: HostCommandResult.Outcome) -> HCIStatus {
+        switch outcome {
+        case .completed(let status, _), .status(let status): status
+        case .timedOut, .flushed, .notSent: .unspecifiedError
         }
-        if let request = rssiRequests.removeValue(forKey: result.token) {
-            // Status, handle (2), RSSI (signed); 127 means "not available".
-            if status == .success, returnParameters.count >= 4 {
-                let raw = returnParameters[returnParameters.startIndex + 3]
-                let rssi = Int(Int8(bitPattern: raw))
-                if rssi != 127 { onRSSI(request.tagIndex, request.handle, rssi, now) }
-            }
-            return
-        }
-        perform(scheduler.commandFinished(result.opcode, status: status, now: now), now: now)
+    }
+
+    private func rssiRead(_ outcome: HostCommandResult.Outcome, tagIndex: Int, handle: UInt16, now: Instant) {
+        // Status, handle (2), RSSI (signed); 127 means "not available".
+        guard case .completed(.success, let returnParameters) = outcome, returnParameters.count >= 4 else { return }
+        let rssi = Int(Int8(bitPattern: returnParameters[returnParameters.startIndex + 3]))
+        if rssi != 127 { onRSSI(tagIndex, handle, rssi, now) }
     }
 
     // MARK: Actions
@@ -149,8 +128,10 @@ public final class ConnectLink {
             case .resumeScanning:
                 link.setScanningPaused(false)
             case .readRSSI(let handle, let tagIndex):
-                let token = submit(ReadRSSICommand(connectionHandle: handle))
-                rssiRequests[token] = (tagIndex, handle)
+                // Some controllers (Bumble's) never answer it: no reason to reset them.
+                link.submit(ReadRSSICommand(connectionHandle: handle), recoverOnTimeout: false) { [unowned self] outcome, now in
+                    self.rssiRead(outcome, tagIndex: tagIndex, handle: handle, now: now)
+                }
             case .connected(let tagIndex, let handle):
                 onConnected(tagIndex, handle, now)
             case .connectionLost(let tagIndex, let handle, let reason):
@@ -177,12 +158,11 @@ public final class ConnectLink {
         }
     }
 
-    @discardableResult
-    private func submit<Command: HCICommand>(_ command: Command) -> UInt64 {
-        nextToken &+= 1
-        let token = Self.commandTokenBase | (nextToken & 0xFFFF_FFFF)
-        link.submit(packet: command.packet, opcode: Command.opcode, token: token, recoverOnTimeout: Command.opcode != .readRSSI)
-        return token
+    /// A command whose end the scheduler hears of.
+    private func submit<Command: HCICommand>(_ command: Command) {
+        link.submit(command) { [unowned self] outcome, now in
+            self.perform(self.scheduler.commandFinished(Command.opcode, status: Self.status(of: outcome), now: now), now: now)
+        }
     }
 
     private func armTimer() {

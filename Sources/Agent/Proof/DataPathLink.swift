@@ -11,7 +11,7 @@ public final class DataPathLink {
     public private(set) var dataPath: LEDataPath
 
     /// A connection ended (disconnection or controller reset), after its exchange failed.
-    public var onConnectionClosed: (UInt16, LEDataPath.CloseReason, Instant) -> Void = { _, _, _ in }
+    public let connectionClosedListeners = Listeners<(UInt16, LEDataPath.CloseReason, Instant)>()
     /// Whether an accepted L2CAP connection parameter update is applied with LE Connection
     /// Update. Off by default: proof connections last well under a second, and a
     /// controller that ignores the command would hold up the command queue for its timeout.
@@ -24,35 +24,18 @@ public final class DataPathLink {
         self.perform(self.dataPath.timerFired(now: now), now: now)
     }
 
-    private var nextToken: UInt64 = 0
-
-    /// Tokens of the commands this class submits: a range of their own, so other users of
-    /// the link can tell them apart in `onCommandFinished`.
-    public static let commandTokenBase: UInt64 = 0xDA7A_0000_0000_0000
-
     public init(link: ControllerLink, configuration: LEDataPath.Configuration = .init()) {
         self.link = link
         dataPath = LEDataPath(configuration: configuration)
     }
 
-    /// Puts itself in front of the link's current `onStateChange`, `onEvent` and
-    /// `onACLData` callbacks (which still run, after the data path has seen the input).
+    /// Registers with the link for host states, HCI events and ACL data (behind the
+    /// listeners already registered). Whoever acts on connections the data path carries
+    /// (`ConnectLink`) registers after it, so the data path has seen each input first.
     public func attach() {
-        let previousState = link.onStateChange
-        link.onStateChange = { [unowned self] state in
-            self.hostStateChanged(state, now: self.link.loop.now)
-            previousState(state)
-        }
-        let previousEvent = link.onEvent
-        link.onEvent = { [unowned self] event, now in
-            self.handle(event, now: now)
-            previousEvent(event, now)
-        }
-        let previousACL = link.onACLData
-        link.onACLData = { [unowned self] packet, now in
-            self.receiveACL(packet, now: now)
-            previousACL(packet, now)
-        }
+        link.stateChangeListeners.add { [unowned self] state in self.hostStateChanged(state, now: self.link.loop.now) }
+        link.eventListeners.add { [unowned self] event, now in self.handle(event, now: now) }
+        link.aclDataListeners.add { [unowned self] packet, now in self.receiveACL(packet, now: now) }
         // The link may already be scanning when we attach.
         if let info = link.host.controllerInfo {
             hostStateChanged(.scanning(info), now: link.loop.now)
@@ -85,15 +68,11 @@ public final class DataPathLink {
         perform(dataPath.startExchange(request, on: handle, now: now), now: now)
     }
 
-    /// HCI Disconnect for `handle`.
+    /// HCI Disconnect for `handle`. Its outcome needs no answer here: the end of the
+    /// connection arrives as Disconnection Complete, and a controller that does not
+    /// answer is reset (which ends every connection).
     public func disconnect(_ handle: UInt16, reason: HCIStatus = .remoteUserTerminated) {
-        let command = DisconnectCommand(connectionHandle: handle, reason: reason)
-        link.submit(packet: command.packet, opcode: DisconnectCommand.opcode, token: token(), recoverOnTimeout: true)
-    }
-
-    private func token() -> UInt64 {
-        nextToken &+= 1
-        return Self.commandTokenBase | (nextToken & 0xFFFF_FFFF)
+        link.submit(DisconnectCommand(connectionHandle: handle, reason: reason)) { _, _ in }
     }
 
     // MARK: Actions
@@ -110,7 +89,7 @@ public final class DataPathLink {
             case .connectionParametersAccepted(let handle, let request):
                 if appliesConnectionParameterUpdates { applyParameters(request, on: handle) }
             case .connectionClosed(let handle, let reason):
-                onConnectionClosed(handle, reason, now)
+                connectionClosedListeners.notify((handle, reason, now))
             }
         }
         armTimer()
@@ -120,7 +99,8 @@ public final class DataPathLink {
         let command = LEConnectionUpdateCommand(connectionHandle: handle, connection: LEConnectionParameters(
             intervalMin: request.intervalMin, intervalMax: request.intervalMax, maxLatency: request.peripheralLatency,
             supervisionTimeout: request.supervisionTimeout, minCELength: 0, maxCELength: 0))
-        link.submit(packet: command.packet, opcode: LEConnectionUpdateCommand.opcode, token: token(), recoverOnTimeout: false)
+        // Best effort: a controller that refuses or ignores it keeps the old parameters.
+        link.submit(command, recoverOnTimeout: false) { _, _ in }
     }
 
     private func armTimer() {

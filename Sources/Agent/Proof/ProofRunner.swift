@@ -34,10 +34,8 @@ public final class ProofRunner {
             var generator = SystemRandomNumberGenerator()
             return ProofProtocol.makeChallenge(using: &generator)
         }
-        let previous = dataPath.onConnectionClosed
-        dataPath.onConnectionClosed = { [unowned self] handle, reason, now in
+        dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
             self.attempts[handle]?.closeReason = reason
-            previous(handle, reason, now)
         }
     }
 

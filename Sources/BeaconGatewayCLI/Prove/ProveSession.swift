@@ -91,9 +91,6 @@ final class ProveSession {
         )
         self.link = link
         link.onReports = { [unowned self] reports, now in self.reports(reports, at: now) }
-        link.onStateChange = { [unowned self] state in
-            if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
-        }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message
             self.loop.stop()
@@ -106,6 +103,10 @@ final class ProveSession {
         let dataPath = DataPathLink(link: link)
         let runner = ProofRunner(dataPath: dataPath)
         dataPath.attach()
+        connect.attach()
+        link.stateChangeListeners.add { [unowned self] state in
+            if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
+        }
         self.connect = connect
         self.runner = runner
         connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }

@@ -1,0 +1,230 @@
+import EventLoop
+import HCI
+import HCITransport
+import Host
+import XCTest
+@testable import Agent
+
+/// A transport that is its own controller, in memory: every command is answered at once
+/// with success (Command Complete of zeroed return parameters, or Command Status), unless
+/// the test makes its opcode fail or go unanswered. Without a descriptor, the loop reads
+/// it while it holds answers.
+private final class AnsweringTransport: HCITransport {
+    /// Opcodes never answered.
+    var silentOpcodes: Set<Opcode> = []
+    /// Opcodes answered with this error status.
+    var failingOpcodes: [Opcode: HCIStatus] = [:]
+    /// The next `receive()` fails as a connection that went away.
+    var failNextReceive = false
+    private(set) var opens = 0
+    private(set) var received: [Opcode] = []
+    private var inbox: [HCIPacket] = []
+
+    var name: String { "answering" }
+    private(set) var isOpen = false
+    func open() throws(TransportError) {
+        opens += 1
+        isOpen = true
+    }
+    func close() {
+        isOpen = false
+        inbox.removeAll()
+    }
+    var fileDescriptor: Int32? { nil }
+    var hasPendingInput: Bool { isOpen && (failNextReceive || !inbox.isEmpty) }
+    func receive() throws(TransportError) -> [HCIPacket] {
+        if failNextReceive {
+            failNextReceive = false
+            throw .closed
+        }
+        defer { inbox.removeAll() }
+        return inbox
+    }
+    var hasPendingOutput: Bool { false }
+    func flush() throws(TransportError) {}
+    var framingErrors: Int { 0 }
+    var isExhausted: Bool { false }
+
+    /// Delivers a packet as if the controller sent it.
+    func inject(_ packet: HCIPacket) { inbox.append(packet) }
+
+    func send(_ packet: HCIPacket) throws(TransportError) {
+        guard let (opcode, _) = try? HCICommandPacket.split(packet) else { return }
+        received.append(opcode)
+        if silentOpcodes.contains(opcode) { return }
+        let status = failingOpcodes[opcode] ?? .success
+        switch opcode.expectedResponse {
+        case .commandStatus?:
+            inbox.append(HCIEvent.commandStatus(HCICommandStatus(status: status, numberOfCommandPackets: 1, opcode: opcode)).packet)
+        case .commandComplete(let length)?:
+            let parameters = [status.rawValue] + [UInt8](repeating: 0, count: status == .success ? max(length - 1, 0) : 0)
+            inbox.append(HCIEvent.commandComplete(HCICommandComplete(
+                numberOfCommandPackets: 1, opcode: opcode, returnParameters: parameters[...])).packet)
+        case nil:
+            inbox.append(HCIEvent.commandComplete(HCICommandComplete(
+                numberOfCommandPackets: 1, opcode: opcode, returnParameters: [HCIStatus.unknownCommand.rawValue])).packet)
+        }
+    }
+}
+
+/// Every command submitted through the link ends in exactly one call of its completion.
+final class ControllerLinkCommandTests: XCTestCase {
+    private var loop: EventLoop!
+    private var transport: AnsweringTransport!
+    private var link: ControllerLink!
+    private var states: [HostState] = []
+    /// Stops the loop at the next `.scanning`.
+    private var stopWhenScanning = false
+
+    override func setUp() {
+        makeLink(commandTimeout: .seconds(2))
+    }
+
+    /// A recovery waits only 10 ms before the next reset, so the tests that reset run fast.
+    private func makeLink(commandTimeout: Duration) {
+        link?.stop()
+        loop = EventLoop()
+        transport = AnsweringTransport()
+        link = ControllerLink(
+            loop: loop, transport: transport,
+            configuration: HostConfiguration(commandTimeout: commandTimeout, backoff: [.milliseconds(10)]),
+            isPermanent: { _ in false })
+        states = []
+        link.stateChangeListeners.add { [unowned self] state in
+            self.states.append(state)
+            if state.isScanning, self.stopWhenScanning { self.loop.stop() }
+        }
+    }
+
+    override func tearDown() {
+        link.stop()
+        link = nil
+        transport = nil
+        loop = nil
+    }
+
+    /// Runs the loop until something stops it; a bound for a broken link, not a
+    /// synchronisation (the test fails if it is what stopped the loop).
+    private func runLoop(file: StaticString = #filePath, line: UInt = #line) throws {
+        var bounded = false
+        let bound = loop.schedule(after: .seconds(30)) { [unowned self] in
+            bounded = true
+            self.loop.stop()
+        }
+        try loop.run()
+        loop.cancel(bound)
+        XCTAssertFalse(bounded, "the loop ran into its bound", file: file, line: line)
+    }
+
+    private func startScanning() throws {
+        stopWhenScanning = true
+        link.start()
+        try runLoop()
+        stopWhenScanning = false
+        XCTAssertTrue(link.host.isControllerAnswering, "\(states)")
+    }
+
+    /// Submits, and runs the loop until the completion has been called.
+    private func finish<Command: HCICommand>(_ command: Command, recoverOnTimeout: Bool = true) throws -> [HostCommandResult.Outcome] {
+        var outcomes: [HostCommandResult.Outcome] = []
+        link.submit(command, recoverOnTimeout: recoverOnTimeout) { [unowned self] outcome, _ in
+            outcomes.append(outcome)
+            self.loop.stop()
+        }
+        if outcomes.isEmpty { try runLoop() }
+        return outcomes
+    }
+
+    func testSuccessCompletesWithTheReturnParameters() throws {
+        try startScanning()
+        let outcomes = try finish(ReadRSSICommand(connectionHandle: 0x40))
+        XCTAssertEqual(outcomes.count, 1)
+        guard case .completed(.success, let parameters)? = outcomes.first else { return XCTFail("\(outcomes)") }
+        XCTAssertEqual(Array(parameters), [0, 0, 0, 0], "status, handle, RSSI")
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+
+    func testAnErrorStatusCompletesWithTheStatus() throws {
+        try startScanning()
+        transport.failingOpcodes = [.leClearFilterAcceptList: .commandDisallowed, .leCreateConnection: .connectionLimitExceeded]
+        let complete = try finish(LEClearFilterAcceptListCommand())
+        guard complete.count == 1, case .completed(.commandDisallowed, _) = complete[0] else { return XCTFail("\(complete)") }
+        let status = try finish(LECreateConnectionCommand(filterPolicy: .filterAcceptList))
+        guard status.count == 1, case .status(.connectionLimitExceeded) = status[0] else { return XCTFail("\(status)") }
+        XCTAssertTrue(link.host.isControllerAnswering, "a refused client command is no reason to reset")
+    }
+
+    func testNoAnswerCompletesAsTimedOut() throws {
+        makeLink(commandTimeout: .milliseconds(50))
+        try startScanning()
+        transport.silentOpcodes = [.readRSSI]
+        let outcomes = try finish(ReadRSSICommand(connectionHandle: 0x40), recoverOnTimeout: false)
+        guard outcomes.count == 1, case .timedOut = outcomes[0] else { return XCTFail("\(outcomes)") }
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+
+    func testACommandTheHostDoesNotTakeCompletesAtOnce() {
+        // Not started: the host takes client commands only while scanning.
+        var outcomes: [HostCommandResult.Outcome] = []
+        link.submit(LEClearFilterAcceptListCommand()) { outcome, _ in outcomes.append(outcome) }
+        guard outcomes.count == 1, case .notSent(.controllerNotReady) = outcomes[0] else { return XCTFail("\(outcomes)") }
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+
+    /// Queued and outstanding commands alike end once, as flushed, when the controller is
+    /// reset; nothing calls them again when the controller comes back.
+    func testAResetCompletesEveryUnfinishedCommandOnceAsFlushed() throws {
+        try startScanning()
+        transport.silentOpcodes = [.leClearFilterAcceptList]
+        var outcomes: [Int: [HostCommandResult.Outcome]] = [:]
+        for (index, command) in [LEClearFilterAcceptListCommand().packet, LECreateConnectionCancelCommand().packet,
+                                 LEClearFilterAcceptListCommand().packet].enumerated() {
+            let opcode = try HCICommandPacket.split(command).0
+            link.submit(packet: command, opcode: opcode) { outcome, _ in outcomes[index, default: []].append(outcome) }
+        }
+        XCTAssertEqual(link.unfinishedCommandCount, 3, "one outstanding, unanswered; two queued behind it")
+        XCTAssertEqual(outcomes.count, 0)
+
+        transport.inject(HCIEvent.hardwareError(code: 0x42).packet)
+        stopWhenScanning = true
+        try runLoop()
+
+        XCTAssertTrue(states.contains { if case .recovering(.hardwareError(0x42), _) = $0 { true } else { false } }, "\(states)")
+        XCTAssertTrue(link.host.isControllerAnswering, "scanning again after the reset")
+        XCTAssertEqual(outcomes.keys.sorted(), [0, 1, 2])
+        for (index, calls) in outcomes {
+            XCTAssertEqual(calls.count, 1, "command \(index): \(calls)")
+            guard case .flushed? = calls.first else { return XCTFail("command \(index): \(calls)") }
+        }
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+
+    func testALostTransportCompletesTheUnfinishedCommandsAsFlushed() throws {
+        try startScanning()
+        transport.silentOpcodes = [.leClearFilterAcceptList]
+        var outcomes: [HostCommandResult.Outcome] = []
+        link.submit(LEClearFilterAcceptListCommand()) { outcome, _ in outcomes.append(outcome) }
+        transport.failNextReceive = true
+        stopWhenScanning = true
+        try runLoop()
+
+        XCTAssertEqual(transport.opens, 2, "reopened")
+        guard outcomes.count == 1, case .flushed = outcomes[0] else { return XCTFail("\(outcomes)") }
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+
+    func testACompletionMaySubmitTheNextCommand() throws {
+        try startScanning()
+        var order: [String] = []
+        link.submit(LEClearFilterAcceptListCommand()) { [unowned self] _, _ in
+            order.append("clear")
+            self.link.submit(LECreateConnectionCancelCommand()) { _, _ in
+                order.append("cancel")
+                self.loop.stop()
+            }
+        }
+        try runLoop()
+        XCTAssertEqual(order, ["clear", "cancel"])
+        XCTAssertEqual(link.unfinishedCommandCount, 0)
+    }
+}
