@@ -312,6 +312,7 @@ public final class GatewayAgent {
                 commit(event, at: now)
             case let .stateChanged(personId, from, to, _):
                 dirtyPersons.insert(personId)
+                proofs?.wishes.personChanged(personId)
                 log.log(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])
             case let .waitingForProof(personId, reason):
                 log.log(.info, "not checked in: proof required", ["person_id": personId, "reason": reason.description])

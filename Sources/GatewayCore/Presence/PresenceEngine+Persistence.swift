@@ -100,6 +100,7 @@ extension PresenceEngine {
             persons[index] = person
         }
         rescheduleAll()
+        recountOpenVisits()
         return ignored
     }
 }
