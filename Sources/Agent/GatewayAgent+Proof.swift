@@ -151,7 +151,7 @@ extension GatewayAgent {
         guard let proofs, let tag = proofs.tags[tagIndex], tag.tracked else { return }
         log.log(.info, "link lost", ["tag": tag.tagId, "person_id": tag.personId, "reason": "\(reason)"])
         let events = presence.linkLost(tagIndex: tagIndex, at: now)
-        dirtyPersons.insert(tag.personId)
+        changedPersons.insert(tag.personId)
         proofs.wishes.personChanged(tag.personId)
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
@@ -163,7 +163,8 @@ extension GatewayAgent {
         guard let proofs, let tag = proofs.tags[tagIndex], let peer = tag.configuredPeer ?? proofs.wishes.lastPeer[tagIndex] else { return }
         let events = presence.sample(tagIndex: tagIndex, rssi: rssi, address: peer.address, addressType: peer.addressType,
                                      txPower: nil, at: now)
-        dirtyPersons.insert(tag.personId)
+        heardPersons.insert(tag.personId)
+        heardSinceCheckpoint = true
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
     }
@@ -180,7 +181,7 @@ extension GatewayAgent {
         if outcome.ok, let handles = outcome.handles {
             proofs.book.recordSuccess(tag: outcome.tag, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: now)
             let events = presence.proofSucceeded(tagIndex: tagIndex, at: now, roundTripMilliseconds: outcome.roundTripMilliseconds)
-            dirtyPersons.insert(tag.personId)
+            changedPersons.insert(tag.personId)
             if !events.isEmpty { handle(events, at: now) }
         } else if let failure = outcome.failure {
             presence.proofFailed(tagIndex: tagIndex, at: now)

@@ -54,8 +54,18 @@ public final class GatewayAgent {
     /// Per matcher tag index: the tag's configured identities (the event's beacon block).
     var identitiesByTagIndex: [[TagIdentity]]
     var gatewayIdentity: GatewayIdentity
-    /// Persons whose persisted record is older than their state (samples since).
-    var dirtyPersons: Set<String> = []
+    /// Persons whose state changed without an event since their record was saved: their
+    /// record goes out at the next checkpoint.
+    var changedPersons: Set<String> = []
+    /// Persons heard since their record was saved: their last sample goes out in the
+    /// checkpoint's `LastHeardDigest` (one row for all of them, not one per person).
+    var heardPersons: Set<String> = []
+    /// Something was heard since the last checkpoint (else the digest is unchanged).
+    var heardSinceCheckpoint = false
+    /// Whether a digest row may be stored (it goes once every record is fresher).
+    var digestStored = true
+    /// Relaxed checkpoints since the last durable one.
+    var relaxedCheckpoints = 0
     /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
     var uncommitted: [PresenceEvent] = []
     lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
@@ -80,9 +90,17 @@ public final class GatewayAgent {
         var commitFailures = 0
     }
 
-    /// How often presence records are saved besides the saves that come with events: a
-    /// `kill -9` loses at most this much of "last heard", never an event.
-    static let presenceSaveInterval: Duration = .seconds(5)
+    /// Failed commits are retried, and the wall clock looked at, this often.
+    static let retryInterval: Duration = .seconds(5)
+    /// How often presence is checkpointed besides the saves that come with events. A
+    /// checkpoint only refreshes "last heard" and states that changed without an event,
+    /// so it is written without waiting for the disk (no fsync; an SD card's writes
+    /// are what count), except every `durableCheckpointEvery`-th. A `kill -9` loses
+    /// at most one interval of "last heard"; a power cut at most the durable period
+    /// (every event commit also makes the checkpoints before it durable). Never an
+    /// event, nor a visit's start or end: those are saved with their event.
+    static let checkpointInterval: Duration = .seconds(60)
+    static let durableCheckpointEvery = 2
     static let statusInterval: Duration = .seconds(5)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
@@ -153,6 +171,7 @@ public final class GatewayAgent {
         }
         startProofs(link)
         schedulePeriodicWork()
+        scheduleCheckpoint()
         scheduleStatus()
         DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         link.start()
@@ -180,7 +199,7 @@ public final class GatewayAgent {
         forwarder?.stop()
         stopLEDs()
         retryUncommitted()
-        savePresence(all: true)
+        saveAllPresence()
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
         log.log(.notice, "stopped", [
@@ -208,17 +227,25 @@ public final class GatewayAgent {
 
     func restorePresence() {
         guard let store else { return }
-        let stored: [String: [UInt8]]
+        var stored: [String: [UInt8]]
         do {
             stored = try store.loadPresence()
         } catch {
             log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
             return
         }
+        var digest = LastHeardDigest()
+        if let bytes = stored.removeValue(forKey: LastHeardDigest.storageKey) {
+            if let decoded = LastHeardDigest(decoding: bytes) {
+                digest = decoded
+            } else {
+                log.log(.warning, "unreadable last-heard checkpoint ignored")
+            }
+        }
         var records: [PersistedPresence] = []
         for (personId, bytes) in stored {
             if let record = PersistedPresence(decoding: bytes) {
-                records.append(record)
+                records.append(digest.applied(to: record))
             } else {
                 log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
             }
@@ -238,8 +265,9 @@ public final class GatewayAgent {
             log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
         }
         checkOutRemovedPersons(ignored)
-        dirtyPersons.formUnion(stored.keys)
-        savePresence(all: false)
+        // Every record again, with the digest's last samples in it (the digest then goes).
+        changedPersons.formUnion(stored.keys)
+        checkpointPresence(durable: true)
         armPresenceTimer()
     }
 
@@ -261,7 +289,8 @@ public final class GatewayAgent {
                 tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
                 txPower: txPower, at: now
             )
-            dirtyPersons.insert(match.personId)
+            heardPersons.insert(match.personId)
+            heardSinceCheckpoint = true
             heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
             if !events.isEmpty { handle(events, at: now) }
         }
@@ -311,7 +340,7 @@ public final class GatewayAgent {
             case .checkin, .checkout:
                 commit(event, at: now)
             case let .stateChanged(personId, from, to, _):
-                dirtyPersons.insert(personId)
+                changedPersons.insert(personId)
                 proofs?.wishes.personChanged(personId)
                 log.log(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])
             case let .waitingForProof(personId, reason):
@@ -353,7 +382,9 @@ public final class GatewayAgent {
             uncommitted.append(event)
             return
         }
-        dirtyPersons.remove(decision.personId)
+        // The record went with the event: last sample included.
+        changedPersons.remove(decision.personId)
+        heardPersons.remove(decision.personId)
         guard let committed else {
             // The key was stored before (a decision replayed after a crash): nothing new.
             log.log(.info, "event already stored", ["person_id": decision.personId, "type": event.attendanceType.rawValue])
@@ -376,23 +407,54 @@ public final class GatewayAgent {
         for event in pending { commit(event, at: loop.now) }
     }
 
-    func savePresence(all: Bool) {
-        guard let store, all || !dirtyPersons.isEmpty else { return }
-        let persons = all ? Set(configuration.persons.map(\.id)).union(dirtyPersons) : dirtyPersons
-        do {
-            try store.commit { transaction throws(StoreError) in
-                for personId in persons {
-                    if let record = presence.record(for: personId) {
-                        try transaction.savePresence(personId: personId, record: record.encode())
-                    } else {
-                        try transaction.deletePresence(personId: personId)
-                    }
+    /// Saves what changed since the last checkpoint: the records of persons whose state
+    /// changed without an event, and one `LastHeardDigest` for those only heard. The cost
+    /// follows what changed (a page or two at a quiet door), not the roster.
+    func checkpointPresence(durable: Bool) {
+        guard let store else { return }
+        guard !changedPersons.isEmpty || heardSinceCheckpoint || (digestStored && heardPersons.isEmpty) else { return }
+        let changed = changedPersons
+        var digest = LastHeardDigest()
+        for personId in heardPersons where !changed.contains(personId) {
+            if let wall = presence.lastHeardWallMilliseconds(of: personId) { digest.lastHeard[personId] = wall }
+        }
+        let write: (inout StoreTransaction) throws(StoreError) -> Void = { [presence, digestStored] transaction throws(StoreError) in
+            for personId in changed {
+                if let record = presence.record(for: personId) {
+                    try transaction.savePresence(personId: personId, record: record.encode())
+                } else {
+                    try transaction.deletePresence(personId: personId)
                 }
             }
-            dirtyPersons.removeAll(keepingCapacity: true)
+            if !digest.lastHeard.isEmpty {
+                try transaction.savePresence(personId: LastHeardDigest.storageKey, record: digest.encode())
+            } else if digestStored {
+                try transaction.deletePresence(personId: LastHeardDigest.storageKey)
+            }
+        }
+        do {
+            if durable {
+                try store.commit(write)
+            } else {
+                try store.commitRelaxed(write)
+            }
         } catch {
             log.log(.error, "cannot save presence state", ["error": error.description])
+            return
         }
+        changedPersons.removeAll(keepingCapacity: true)
+        heardPersons.subtract(changed)
+        heardSinceCheckpoint = false
+        digestStored = !digest.lastHeard.isEmpty
+        relaxedCheckpoints = durable ? 0 : relaxedCheckpoints + 1
+    }
+
+    /// At shutdown: every person's record, durably; the digest is then not needed.
+    func saveAllPresence() {
+        changedPersons.formUnion(configuration.persons.map(\.id))
+        changedPersons.formUnion(heardPersons)
+        heardPersons.removeAll()
+        checkpointPresence(durable: true)
     }
 
     // MARK: Timers
@@ -411,11 +473,17 @@ public final class GatewayAgent {
     }
 
     func schedulePeriodicWork() {
-        _ = loop.schedule(after: Self.presenceSaveInterval) { [unowned self] in
+        _ = loop.schedule(after: Self.retryInterval) { [unowned self] in
             self.followSystemClock()
             self.retryUncommitted()
-            self.savePresence(all: false)
             self.schedulePeriodicWork()
+        }
+    }
+
+    func scheduleCheckpoint() {
+        _ = loop.schedule(after: Self.checkpointInterval) { [unowned self] in
+            self.checkpointPresence(durable: self.relaxedCheckpoints + 1 >= Self.durableCheckpointEvery)
+            self.scheduleCheckpoint()
         }
     }
 

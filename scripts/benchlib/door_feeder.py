@@ -9,7 +9,7 @@ second; this writes what a plan file prepared and does nothing else per report.
 Commands (as `ReplayController` answers a replay's host, with a connectable controller's
 values where the connect path looks at them):
 - Command Complete, success, zero-filled return parameters of the right length, except
-  LE Read Supported States (all states: the host may scan while initiating, so it never
+  Read Local Supported Commands (all), LE Read Supported States (all states: the host may scan while initiating, so it never
   pauses scanning for a connection) and LE Read Filter Accept List Size (16).
 - LE Create Connection / LE Extended Create Connection: Command Status success, and no
   connection ever completes: the tags' proofs stay pending, the agent keeps its connect
@@ -44,6 +44,7 @@ RETURN_LENGTHS = {
     0x0C03: 1, 0x1001: 9, 0x1002: 65, 0x1003: 9, 0x1009: 7, 0x1005: 8,
     0x2002: 4, 0x2060: 7, 0x2003: 9, 0x201C: 9, 0x200F: 2,
 }
+READ_LOCAL_SUPPORTED_COMMANDS = 0x1002
 LE_READ_SUPPORTED_STATES = 0x201C
 LE_READ_FILTER_ACCEPT_LIST_SIZE = 0x200F
 LE_SET_SCAN_ENABLE = 0x200C
@@ -75,7 +76,9 @@ class Controller:
             return
         length = RETURN_LENGTHS.get(opcode, 1)
         values = bytearray(length - 1)
-        if opcode == LE_READ_SUPPORTED_STATES:
+        if opcode == READ_LOCAL_SUPPORTED_COMMANDS:
+            values = bytearray(b"\xff" * 64)  # else the host skips the optional reads below
+        elif opcode == LE_READ_SUPPORTED_STATES:
             values = bytearray(b"\xff" * 8)
         elif opcode == LE_READ_FILTER_ACCEPT_LIST_SIZE:
             values = bytearray((16,))
@@ -156,7 +159,7 @@ def stream(controller: Controller, sources: list[dict], rate: float, seconds: fl
             position += 1
             parts.append(packet)
             if capture is not None:
-                # The capture holds the event without its H4 type byte (datalink 1002 keeps it).
+                # Datalink 1002: the record holds the H4 packet, type byte included.
                 capture.write(record.pack(len(packet), len(packet), BTSNOOP_FLAGS_EVENT_RECEIVED, 0, stamp))
                 capture.write(packet)
         try:
