@@ -21,6 +21,9 @@ public final class ControllerLink {
     /// place from its packet (no report value, no reference counting): the fastest way in.
     /// The view's data is valid only during the call.
     public var onAdvertisingReport: ((LEAdvertisingReportView, Instant) -> Void)?
+    /// After the reports of one read (or of one host action) went to `onAdvertisingReport`:
+    /// for work done once per batch of reports, not per report.
+    public var onAdvertisingReportsEnd: ((Instant) -> Void)?
     public var onStateChange: (HostState) -> Void = { _ in }
     public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
@@ -202,6 +205,7 @@ public final class ControllerLink {
             }
             feed(.packetReceived(packets[index]))
         }
+        onAdvertisingReportsEnd?(now)
     }
 
     private func timeOfReceivedPackets() -> Instant {
@@ -287,6 +291,7 @@ public final class ControllerLink {
         for report in reports {
             LEAdvertisingReportView.withView(of: report) { onAdvertisingReport($0, now) }
         }
+        if !reports.isEmpty { onAdvertisingReportsEnd?(now) }
     }
 
     private func armHostTimer() {

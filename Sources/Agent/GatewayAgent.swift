@@ -66,6 +66,8 @@ public final class GatewayAgent {
     var digestStored = true
     /// Relaxed checkpoints since the last durable one.
     var relaxedCheckpoints = 0
+    /// Inside a batch of reports (between its first report and `finishIngest`).
+    var ingesting = false
     /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
     var uncommitted: [PresenceEvent] = []
     lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
@@ -148,7 +150,8 @@ public final class GatewayAgent {
             isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
         )
         self.link = link
-        link.onReports = { [unowned self] reports, now in self.ingest(reports, at: now) }
+        link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }
+        link.onAdvertisingReportsEnd = { [unowned self] now in self.finishIngest(at: now) }
         link.onStateChange = { [unowned self] state in self.controllerStateChanged(state) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
@@ -273,27 +276,36 @@ public final class GatewayAgent {
 
     // MARK: Ingest (the hot path)
 
-    func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
-        followReplayClock()
-        followSystemClock()
-        // Deadlines due by these reports' time first: the loop's timer fires them too,
-        // but a replay's time runs ahead of the loop's, and order matters to presence.
-        let due = presence.advance(to: now)
-        if !due.isEmpty { handle(due, at: now) }
-        for report in reports {
-            guard let rssi = report.rssi else { continue }
-            let keys = AdvertisementKeys(scanning: report.data)
-            guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { continue }
-            let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
-            let events = presence.sample(
-                tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
-                txPower: txPower, at: now
-            )
-            heardPersons.insert(match.personId)
-            heardSinceCheckpoint = true
-            heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
-            if !events.isEmpty { handle(events, at: now) }
+    /// One report, read in place from its packet (no report value, no copy of its data).
+    /// The first report of a batch fires the deadlines due by its time; the batch's end
+    /// (`finishIngest`) re-arms the timer and the connect wishes once for all of them.
+    func ingest(_ report: LEAdvertisingReportView, at now: Instant) {
+        if !ingesting {
+            ingesting = true
+            followReplayClock()
+            followSystemClock()
+            // Deadlines due by these reports' time first: the loop's timer fires them too,
+            // but a replay's time runs ahead of the loop's, and order matters to presence.
+            let due = presence.advance(to: now)
+            if !due.isEmpty { handle(due, at: now) }
         }
+        guard let rssi = report.rssi else { return }
+        let keys = AdvertisementKeys(scanning: report.data)
+        guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return }
+        let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
+        let events = presence.sample(
+            tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
+            txPower: txPower, at: now
+        )
+        heardPersons.insert(match.personId)
+        heardSinceCheckpoint = true
+        heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
+        if !events.isEmpty { handle(events, at: now) }
+    }
+
+    func finishIngest(at now: Instant) {
+        guard ingesting else { return }
+        ingesting = false
         armPresenceTimer()
         updateWantedConnections(at: now)
     }

@@ -3,7 +3,8 @@
 It listens on 127.0.0.1, takes one host connection (`beacon-gateway run` with
 `transport = "tcp:127.0.0.1:PORT"`), answers its commands like a controller, and while
 the host has scanning enabled streams LE Advertising Report events at a fixed rate, in
-10 ms bursts of pre-built bytes. The Python world cannot reach thousands of reports per
+bursts of pre-built bytes every --burst-ms (10 ms: a controller's reports as a busy host
+reads them, several per read). The Python world cannot reach thousands of reports per
 second; this writes what a plan file prepared and does nothing else per report.
 
 Commands (as `ReplayController` answers a replay's host, with a connectable controller's
@@ -23,7 +24,7 @@ pre-built events (one per RSSI variant), sent in turn, from `start_s` after stre
 Every event sent is also written to --capture as btsnoop (the same reports for the replay
 floor). Prints `port N`, `streaming`, `sent REPORTS` on stdout.
 
-  door_feeder.py --plan PLAN --rate REPORTS_PER_S --seconds S [--capture FILE]
+  door_feeder.py --plan PLAN --rate REPORTS_PER_S --seconds S [--capture FILE] [--burst-ms MS]
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ import sys
 import threading
 import time
 
-SLOT_S = 0.01
 BTSNOOP_EPOCH_OFFSET_US = 0x00DCDDB30F2F8000
 BTSNOOP_FLAGS_EVENT_RECEIVED = 0x03
 
@@ -119,10 +119,10 @@ class Controller:
         self.closed.set()
 
 
-def stream(controller: Controller, sources: list[dict], rate: float, seconds: float, capture) -> int:
+def stream(controller: Controller, sources: list[dict], rate: float, seconds: float, capture, slot_s: float) -> int:
     events = [[bytes.fromhex(e) for e in source["events"]] for source in sources]
     order = sorted(range(len(sources)), key=lambda n: sources[n]["start_s"])
-    per_slot = rate * SLOT_S
+    per_slot = rate * slot_s
     active: list[int] = []
     pending = 0
     position = 0
@@ -134,7 +134,7 @@ def stream(controller: Controller, sources: list[dict], rate: float, seconds: fl
     slot = 0
     print("streaming", flush=True)
     while not controller.closed.is_set():
-        due = started + slot * SLOT_S
+        due = started + slot * slot_s
         elapsed = due - started
         if elapsed >= seconds:
             break
@@ -177,6 +177,7 @@ def main() -> int:
     parser.add_argument("--rate", type=float, required=True)
     parser.add_argument("--seconds", type=float, required=True)
     parser.add_argument("--capture")
+    parser.add_argument("--burst-ms", type=float, default=10)
     parser.add_argument("--connect-timeout", type=float, default=60)
     args = parser.parse_args()
     with open(args.plan) as file:
@@ -199,7 +200,7 @@ def main() -> int:
         capture = open(args.capture, "wb")
         capture.write(b"btsnoop\0" + struct.pack(">II", 1, 1002))
     try:
-        sent = stream(controller, sources, args.rate, args.seconds, capture)
+        sent = stream(controller, sources, args.rate, args.seconds, capture, args.burst_ms / 1000)
     finally:
         if capture is not None:
             capture.close()
