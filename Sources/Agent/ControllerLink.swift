@@ -24,6 +24,8 @@ public final class ControllerLink {
     /// After the reports of one read (or of one host action) went to `onAdvertisingReport`:
     /// for work done once per batch of reports, not per report.
     public var onAdvertisingReportsEnd: ((Instant) -> Void)?
+    /// How long the transport lets input gather after each read (`TransportDriver`).
+    public var readCoalescing: Duration = .zero
     public var onStateChange: (HostState) -> Void = { _ in }
     public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
@@ -149,6 +151,7 @@ public final class ControllerLink {
             onFailure: { [unowned self] error in self.transportFailed(error) },
             onExhausted: { [unowned self] in self.onExhausted() }
         )
+        driver.readCoalescing = readCoalescing
         self.driver = driver
         driver.start()
         feed(.transportOpened)

@@ -104,6 +104,7 @@ public final class GatewayAgent {
     static let checkpointInterval: Duration = .seconds(60)
     static let durableCheckpointEvery = 2
     static let statusInterval: Duration = .seconds(5)
+    static let readCoalescing: Duration = .milliseconds(10)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
@@ -149,6 +150,10 @@ public final class GatewayAgent {
             configuration: HostConfiguration(scan: GatewayAgent.scanSettings(configuration)),
             isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
         )
+        // A few milliseconds more per packet are nothing to presence (decisions take
+        // seconds) nor to a proof, and a busy door then wakes the agent 100 times a
+        // second instead of once per report.
+        link.readCoalescing = Self.readCoalescing
         self.link = link
         link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }
         link.onAdvertisingReportsEnd = { [unowned self] now in self.finishIngest(at: now) }
