@@ -21,6 +21,11 @@ public final class ControllerLink {
     /// place from its packet (no report value, no reference counting): the fastest way in.
     /// The view's data is valid only during the call.
     public var onAdvertisingReport: ((LEAdvertisingReportView, Instant) -> Void)?
+    /// After the reports of one read (or of one host action) went to `onAdvertisingReport`:
+    /// for work done once per batch of reports, not per report.
+    public var onAdvertisingReportsEnd: ((Instant) -> Void)?
+    /// How long the transport lets input gather after each read (`TransportDriver`).
+    public var readCoalescing: Duration = .zero
     public var onLog: (HostLogEvent) -> Void = { _ in }
     /// Opening failed in a way retrying cannot fix (bad path, no permission, …).
     public var onFatalError: (TransportError) -> Void = { _ in }
@@ -177,6 +182,7 @@ public final class ControllerLink {
             onFailure: { [unowned self] error in self.transportFailed(error) },
             onExhausted: { [unowned self] in self.onExhausted() }
         )
+        driver.readCoalescing = readCoalescing
         self.driver = driver
         driver.start()
         feed(.transportOpened)
@@ -233,6 +239,7 @@ public final class ControllerLink {
             }
             feed(.packetReceived(packets[index]))
         }
+        onAdvertisingReportsEnd?(now)
     }
 
     private func timeOfReceivedPackets() -> Instant {
@@ -318,6 +325,7 @@ public final class ControllerLink {
         for report in reports {
             LEAdvertisingReportView.withView(of: report) { onAdvertisingReport($0, now) }
         }
+        if !reports.isEmpty { onAdvertisingReportsEnd?(now) }
     }
 
     private func armHostTimer() {

@@ -27,16 +27,23 @@ final class ProofSupport {
     /// Only tags that can ever need a connection, by matcher tag index.
     var tags: [Int: TagInfo]
     var tagIndexById: [String: Int] = [:]
-    /// Where each relevant tag was last heard.
-    var lastPeer: [Int: ConnectPeer] = [:]
-    var wanted: Set<Int> = []
+    /// Which of them want a connection now, kept up to date as reports and decisions come.
+    var wishes: ConnectionWishes
 
     init(connect: ConnectLink, dataPath: DataPathLink, runner: ProofRunner, tags: [Int: TagInfo]) {
         self.connect = connect
         self.dataPath = dataPath
         self.runner = runner
         self.tags = tags
+        wishes = ConnectionWishes(tags: Self.wishTags(tags))
         for (index, tag) in tags { tagIndexById[tag.tagId] = index }
+    }
+
+    static func wishTags(_ tags: [Int: TagInfo]) -> [Int: ConnectionWishes.Tag] {
+        tags.mapValues { tag in
+            ConnectionWishes.Tag(tagId: tag.tagId, personId: tag.personId, requireProof: tag.requireProof, tracked: tag.tracked,
+                                 hasKey: tag.key != nil, configuredPeer: tag.configuredPeer)
+        }
     }
 
     /// The tags that may need a connection, from the configuration. A `require_proof`
@@ -95,7 +102,7 @@ extension GatewayAgent {
                                        "max_connections": "\(b.maxConnections)"])
     }
 
-    /// SIGHUP: tag indices may have moved, so the wanted set starts afresh from the new
+    /// SIGHUP: tag indices may have moved, so every wish is decided afresh from the new
     /// configuration (the proof book, keyed by tag id, is kept).
     func reloadProofs() {
         guard let link else { return }
@@ -103,10 +110,10 @@ extension GatewayAgent {
             startProofs(link)
             return
         }
-        for tagIndex in proofs.wanted { proofs.connect.unwant(tagIndex: tagIndex) }
-        proofs.wanted.removeAll()
-        proofs.lastPeer.removeAll()
+        // Unwanted first: a moved index must not keep the connection of the tag it was.
+        for tagIndex in proofs.wishes.wanted.keys.sorted() { proofs.connect.unwant(tagIndex: tagIndex) }
         proofs.tags = ProofSupport.tags(configuration)
+        proofs.wishes = ConnectionWishes(tags: ProofSupport.wishTags(proofs.tags))
         proofs.tagIndexById = Dictionary(proofs.tags.map { ($0.value.tagId, $0.key) }, uniquingKeysWith: { first, _ in first })
         proofs.book.retain(tags: Set(proofs.tags.values.map(\.tagId)))
         updateWantedConnections(at: loop.now)
@@ -114,31 +121,17 @@ extension GatewayAgent {
 
     /// Advertisement of a tag that may need a connection: remember where it is.
     func heardForConnection(tagIndex: Int, address: BluetoothAddress, addressType: AddressType) {
-        guard let proofs, let tag = proofs.tags[tagIndex] else { return }
-        // A configured address is the one to connect to (the tag may also be heard through
-        // another identity elsewhere); hearing it tells its address type for sure.
-        if let configured = tag.configuredPeer, configured.address != address { return }
-        proofs.lastPeer[tagIndex] = ConnectPeer(address: address, addressType: addressType.forAcceptList)
+        proofs?.wishes.heard(tagIndex: tagIndex, address: address, addressType: addressType)
     }
 
-    /// Brings the connect scheduler's wanted set in line with presence and the proof book.
+    /// Brings the connect scheduler's wanted set in line with presence and the proof book,
+    /// for the tags whose wish may have changed since the last call.
     func updateWantedConnections(at now: Instant) {
-        guard let proofs else { return }
-        for (tagIndex, tag) in proofs.tags {
-            var wants = false
-            if tag.requireProof, tag.key != nil, presence.wantsProof(tagIndex: tagIndex, at: now),
-               proofs.book.mayAttempt(tag: tag.tagId, now: now) {
-                wants = true
-            }
-            if tag.tracked, let state = presence.state(of: tag.personId), state != .outside {
-                wants = true
-            }
-            let peer = proofs.lastPeer[tagIndex] ?? tag.configuredPeer
-            if wants, let peer {
-                proofs.wanted.insert(tagIndex)
-                proofs.connect.want(tagIndex: tagIndex, peer: peer, tracked: tag.tracked)
-            } else if proofs.wanted.remove(tagIndex) != nil {
-                proofs.connect.unwant(tagIndex: tagIndex)
+        guard let proofs, proofs.wishes.hasPending else { return }
+        for change in proofs.wishes.update(presence: presence, book: proofs.book, now: now) {
+            switch change {
+            case let .want(tagIndex, peer, tracked): proofs.connect.want(tagIndex: tagIndex, peer: peer, tracked: tracked)
+            case let .unwant(tagIndex): proofs.connect.unwant(tagIndex: tagIndex)
             }
         }
     }
@@ -160,7 +153,8 @@ extension GatewayAgent {
         guard let proofs, let tag = proofs.tags[tagIndex], tag.tracked else { return }
         log.log(.info, "link lost", ["tag": tag.tagId, "person_id": tag.personId, "reason": "\(reason)"])
         let events = presence.linkLost(tagIndex: tagIndex, at: now)
-        dirtyPersons.insert(tag.personId)
+        changedPersons.insert(tag.personId)
+        proofs.wishes.personChanged(tag.personId)
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
         // Straight back into the pending set (the scheduler already re-armed with it).
@@ -168,10 +162,11 @@ extension GatewayAgent {
     }
 
     func connectionRSSI(tagIndex: Int, rssi: Int, at now: Instant) {
-        guard let proofs, let tag = proofs.tags[tagIndex], let peer = tag.configuredPeer ?? proofs.lastPeer[tagIndex] else { return }
+        guard let proofs, let tag = proofs.tags[tagIndex], let peer = tag.configuredPeer ?? proofs.wishes.lastPeer[tagIndex] else { return }
         let events = presence.sample(tagIndex: tagIndex, rssi: rssi, address: peer.address, addressType: peer.addressType,
                                      txPower: nil, at: now)
-        dirtyPersons.insert(tag.personId)
+        heardPersons.insert(tag.personId)
+        heardSinceCheckpoint = true
         if !events.isEmpty { handle(events, at: now) }
         armPresenceTimer()
     }
@@ -180,6 +175,7 @@ extension GatewayAgent {
         guard let proofs, let tagIndex = proofs.tagIndexById[outcome.tag], let tag = proofs.tags[tagIndex] else { return }
         let now = outcome.finishedAt
         if outcome.ok { fleet.counters.proofsOK &+= 1 } else { fleet.counters.proofsFailed &+= 1 }
+        proofs.wishes.personChanged(tag.personId)
         log.log(outcome.ok ? .info : .warning, "proof", [
             "tag": outcome.tag, "person_id": tag.personId, "ok": "\(outcome.ok)",
             "rt_ms": "\(outcome.roundTripMilliseconds)", "att": "\(outcome.attRoundTrips)",
@@ -188,7 +184,7 @@ extension GatewayAgent {
         if outcome.ok, let handles = outcome.handles {
             proofs.book.recordSuccess(tag: outcome.tag, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: now)
             let events = presence.proofSucceeded(tagIndex: tagIndex, at: now, roundTripMilliseconds: outcome.roundTripMilliseconds)
-            dirtyPersons.insert(tag.personId)
+            changedPersons.insert(tag.personId)
             if !events.isEmpty { handle(events, at: now) }
         } else if let failure = outcome.failure {
             presence.proofFailed(tagIndex: tagIndex, at: now)
@@ -211,7 +207,7 @@ extension GatewayAgent {
         guard let store else { return }
         let wall = presence.wallClock.wallMilliseconds(at: since)
         let identities = tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[tagIndex] : []
-        let address = proofs?.lastPeer[tagIndex]?.address ?? tag.configuredPeer?.address ?? BluetoothAddress(rawValue: 0)
+        let address = proofs?.wishes.lastPeer[tagIndex]?.address ?? tag.configuredPeer?.address ?? BluetoothAddress(rawValue: 0)
         let probe = AttendanceEvent(
             id: EventIdentifier.uuidV4(), sequence: 0, type: .spoofSuspected, userId: tag.personId, gateway: gatewayIdentity,
             timestampMilliseconds: wall, decidedAtMilliseconds: wall, visitStartMilliseconds: wall,

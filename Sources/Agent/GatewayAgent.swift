@@ -57,8 +57,20 @@ public final class GatewayAgent {
     /// Per matcher tag index: the tag's configured identities (the event's beacon block).
     var identitiesByTagIndex: [[TagIdentity]]
     var gatewayIdentity: GatewayIdentity
-    /// Persons whose persisted record is older than their state (samples since).
-    var dirtyPersons: Set<String> = []
+    /// Persons whose state changed without an event since their record was saved: their
+    /// record goes out at the next checkpoint.
+    var changedPersons: Set<String> = []
+    /// Persons heard since their record was saved: their last sample goes out in the
+    /// checkpoint's `LastHeardDigest` (one row for all of them, not one per person).
+    var heardPersons: Set<String> = []
+    /// Something was heard since the last checkpoint (else the digest is unchanged).
+    var heardSinceCheckpoint = false
+    /// Whether a digest row may be stored (it goes once every record is fresher).
+    var digestStored = true
+    /// Relaxed checkpoints since the last durable one.
+    var relaxedCheckpoints = 0
+    /// Inside a batch of reports (between its first report and `finishIngest`).
+    var ingesting = false
     /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
     var uncommitted: [PresenceEvent] = []
     lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
@@ -86,10 +98,19 @@ public final class GatewayAgent {
         var commitFailures = 0
     }
 
-    /// How often presence records are saved besides the saves that come with events: a
-    /// `kill -9` loses at most this much of "last heard", never an event.
-    static let presenceSaveInterval: Duration = .seconds(5)
+    /// Failed commits are retried, and the wall clock looked at, this often.
+    static let retryInterval: Duration = .seconds(5)
+    /// How often presence is checkpointed besides the saves that come with events. A
+    /// checkpoint only refreshes "last heard" and states that changed without an event,
+    /// so it is written without waiting for the disk (no fsync; an SD card's writes
+    /// are what count), except every `durableCheckpointEvery`-th. A `kill -9` loses
+    /// at most one interval of "last heard"; a power cut at most the durable period
+    /// (every event commit also makes the checkpoints before it durable). Never an
+    /// event, nor a visit's start or end: those are saved with their event.
+    static let checkpointInterval: Duration = .seconds(60)
+    static let durableCheckpointEvery = 2
     static let statusInterval: Duration = .seconds(5)
+    static let readCoalescing: Duration = .milliseconds(10)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
@@ -136,11 +157,13 @@ public final class GatewayAgent {
             configuration: HostConfiguration(scan: GatewayAgent.scanSettings(configuration)),
             isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
         )
+        // A few milliseconds more per packet are nothing to presence (decisions take
+        // seconds) nor to a proof, and a busy door then wakes the agent 100 times a
+        // second instead of once per report.
+        link.readCoalescing = Self.readCoalescing
         self.link = link
-        link.onReports = { [unowned self] reports, now in
-            self.fleet.counters.reports &+= UInt64(reports.count)
-            self.ingest(reports, at: now)
-        }
+        link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }
+        link.onAdvertisingReportsEnd = { [unowned self] now in self.finishIngest(at: now) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message
@@ -166,6 +189,7 @@ public final class GatewayAgent {
         startProofs(link)
         link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
         schedulePeriodicWork()
+        scheduleCheckpoint()
         scheduleStatus()
         link.start()
         do {
@@ -193,7 +217,7 @@ public final class GatewayAgent {
         stopFleet()
         stopLEDs()
         retryUncommitted()
-        savePresence(all: true)
+        saveAllPresence()
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
         log.log(.notice, "stopped", [
@@ -221,17 +245,25 @@ public final class GatewayAgent {
 
     func restorePresence() {
         guard let store else { return }
-        let stored: [String: [UInt8]]
+        var stored: [String: [UInt8]]
         do {
             stored = try store.loadPresence()
         } catch {
             log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
             return
         }
+        var digest = LastHeardDigest()
+        if let bytes = stored.removeValue(forKey: LastHeardDigest.storageKey) {
+            if let decoded = LastHeardDigest(decoding: bytes) {
+                digest = decoded
+            } else {
+                log.log(.warning, "unreadable last-heard checkpoint ignored")
+            }
+        }
         var records: [PersistedPresence] = []
         for (personId, bytes) in stored {
             if let record = PersistedPresence(decoding: bytes) {
-                records.append(record)
+                records.append(digest.applied(to: record))
             } else {
                 log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
             }
@@ -251,34 +283,46 @@ public final class GatewayAgent {
             log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
         }
         checkOutRemovedPersons(ignored)
-        dirtyPersons.formUnion(stored.keys)
-        savePresence(all: false)
+        // Every record again, with the digest's last samples in it (the digest then goes).
+        changedPersons.formUnion(stored.keys)
+        checkpointPresence(durable: true)
         armPresenceTimer()
     }
 
     // MARK: Ingest (the hot path)
 
-    func ingest(_ reports: [LEAdvertisingReport], at now: Instant) {
-        followReplayClock()
-        followSystemClock()
-        // Deadlines due by these reports' time first: the loop's timer fires them too,
-        // but a replay's time runs ahead of the loop's, and order matters to presence.
-        let due = presence.advance(to: now)
-        if !due.isEmpty { handle(due, at: now) }
-        for report in reports {
-            guard let rssi = report.rssi else { continue }
-            let keys = AdvertisementKeys(scanning: report.data)
-            guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { continue }
-            fleet.counters.tagReports &+= 1
-            let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
-            let events = presence.sample(
-                tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
-                txPower: txPower, at: now
-            )
-            dirtyPersons.insert(match.personId)
-            heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
-            if !events.isEmpty { handle(events, at: now) }
+    /// One report, read in place from its packet (no report value, no copy of its data).
+    /// The first report of a batch fires the deadlines due by its time; the batch's end
+    /// (`finishIngest`) re-arms the timer and the connect wishes once for all of them.
+    func ingest(_ report: LEAdvertisingReportView, at now: Instant) {
+        if !ingesting {
+            ingesting = true
+            followReplayClock()
+            followSystemClock()
+            // Deadlines due by these reports' time first: the loop's timer fires them too,
+            // but a replay's time runs ahead of the loop's, and order matters to presence.
+            let due = presence.advance(to: now)
+            if !due.isEmpty { handle(due, at: now) }
         }
+        fleet.counters.reports &+= 1
+        guard let rssi = report.rssi else { return }
+        let keys = AdvertisementKeys(scanning: report.data)
+        guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return }
+        fleet.counters.tagReports &+= 1
+        let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
+        let events = presence.sample(
+            tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
+            txPower: txPower, at: now
+        )
+        heardPersons.insert(match.personId)
+        heardSinceCheckpoint = true
+        heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
+        if !events.isEmpty { handle(events, at: now) }
+    }
+
+    func finishIngest(at now: Instant) {
+        guard ingesting else { return }
+        ingesting = false
         armPresenceTimer()
         updateWantedConnections(at: now)
     }
@@ -325,7 +369,8 @@ public final class GatewayAgent {
             case .checkin, .checkout:
                 commit(event, at: now)
             case let .stateChanged(personId, from, to, _):
-                dirtyPersons.insert(personId)
+                changedPersons.insert(personId)
+                proofs?.wishes.personChanged(personId)
                 log.log(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])
             case let .waitingForProof(personId, reason):
                 log.log(.info, "not checked in: proof required", ["person_id": personId, "reason": reason.description])
@@ -367,7 +412,9 @@ public final class GatewayAgent {
             uncommitted.append(event)
             return
         }
-        dirtyPersons.remove(decision.personId)
+        // The record went with the event: last sample included.
+        changedPersons.remove(decision.personId)
+        heardPersons.remove(decision.personId)
         guard let committed else {
             // The key was stored before (a decision replayed after a crash): nothing new.
             log.log(.info, "event already stored", ["person_id": decision.personId, "type": event.attendanceType.rawValue])
@@ -390,23 +437,54 @@ public final class GatewayAgent {
         for event in pending { commit(event, at: loop.now) }
     }
 
-    func savePresence(all: Bool) {
-        guard let store, all || !dirtyPersons.isEmpty else { return }
-        let persons = all ? Set(configuration.persons.map(\.id)).union(dirtyPersons) : dirtyPersons
-        do {
-            try store.commit { transaction throws(StoreError) in
-                for personId in persons {
-                    if let record = presence.record(for: personId) {
-                        try transaction.savePresence(personId: personId, record: record.encode())
-                    } else {
-                        try transaction.deletePresence(personId: personId)
-                    }
+    /// Saves what changed since the last checkpoint: the records of persons whose state
+    /// changed without an event, and one `LastHeardDigest` for those only heard. The cost
+    /// follows what changed (a page or two at a quiet door), not the roster.
+    func checkpointPresence(durable: Bool) {
+        guard let store else { return }
+        guard !changedPersons.isEmpty || heardSinceCheckpoint || (digestStored && heardPersons.isEmpty) else { return }
+        let changed = changedPersons
+        var digest = LastHeardDigest()
+        for personId in heardPersons where !changed.contains(personId) {
+            if let wall = presence.lastHeardWallMilliseconds(of: personId) { digest.lastHeard[personId] = wall }
+        }
+        let write: (inout StoreTransaction) throws(StoreError) -> Void = { [presence, digestStored] transaction throws(StoreError) in
+            for personId in changed {
+                if let record = presence.record(for: personId) {
+                    try transaction.savePresence(personId: personId, record: record.encode())
+                } else {
+                    try transaction.deletePresence(personId: personId)
                 }
             }
-            dirtyPersons.removeAll(keepingCapacity: true)
+            if !digest.lastHeard.isEmpty {
+                try transaction.savePresence(personId: LastHeardDigest.storageKey, record: digest.encode())
+            } else if digestStored {
+                try transaction.deletePresence(personId: LastHeardDigest.storageKey)
+            }
+        }
+        do {
+            if durable {
+                try store.commit(write)
+            } else {
+                try store.commitRelaxed(write)
+            }
         } catch {
             log.log(.error, "cannot save presence state", ["error": error.description])
+            return
         }
+        changedPersons.removeAll(keepingCapacity: true)
+        heardPersons.subtract(changed)
+        heardSinceCheckpoint = false
+        digestStored = !digest.lastHeard.isEmpty
+        relaxedCheckpoints = durable ? 0 : relaxedCheckpoints + 1
+    }
+
+    /// At shutdown: every person's record, durably; the digest is then not needed.
+    func saveAllPresence() {
+        changedPersons.formUnion(configuration.persons.map(\.id))
+        changedPersons.formUnion(heardPersons)
+        heardPersons.removeAll()
+        checkpointPresence(durable: true)
     }
 
     // MARK: Timers
@@ -425,11 +503,17 @@ public final class GatewayAgent {
     }
 
     func schedulePeriodicWork() {
-        _ = loop.schedule(after: Self.presenceSaveInterval) { [unowned self] in
+        _ = loop.schedule(after: Self.retryInterval) { [unowned self] in
             self.followSystemClock()
             self.retryUncommitted()
-            self.savePresence(all: false)
             self.schedulePeriodicWork()
+        }
+    }
+
+    func scheduleCheckpoint() {
+        _ = loop.schedule(after: Self.checkpointInterval) { [unowned self] in
+            self.checkpointPresence(durable: self.relaxedCheckpoints + 1 >= Self.durableCheckpointEvery)
+            self.scheduleCheckpoint()
         }
     }
 

@@ -32,6 +32,7 @@ public final class EventLoop {
         var fileDescriptor: Int32
         var onReadable: () -> Void
         var onWritable: (() -> Void)?
+        var readingPaused = false
     }
 
     private struct PendingSource {
@@ -87,6 +88,13 @@ public final class EventLoop {
     public func setWritableCallback(_ registration: Registration, _ onWritable: (() -> Void)?) {
         guard let index = descriptors.firstIndex(where: { $0.id == registration.id }) else { return }
         descriptors[index].onWritable = onWritable
+    }
+
+    /// Stops (or resumes) asking whether the descriptor is readable: for a reader that
+    /// lets input gather before its next read. A hang-up or error is still reported.
+    public func setReadingPaused(_ registration: Registration, _ paused: Bool) {
+        guard let index = descriptors.firstIndex(where: { $0.id == registration.id }) else { return }
+        descriptors[index].readingPaused = paused
     }
 
     // MARK: Pending sources
@@ -199,7 +207,7 @@ public final class EventLoop {
 
     private func waitAndDispatch(timeoutMilliseconds: Int32) throws(EventLoopError) {
         var pollDescriptors = descriptors.map { descriptor in
-            var events = Int16(POLLIN)
+            var events = descriptor.readingPaused ? Int16(0) : Int16(POLLIN)
             if descriptor.onWritable != nil { events |= Int16(POLLOUT) }
             return pollfd(fd: descriptor.fileDescriptor, events: events, revents: 0)
         }

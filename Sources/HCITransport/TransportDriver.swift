@@ -19,6 +19,12 @@ public final class TransportDriver {
     private var waitingForWritable = false
     private var captureFlushTimer: EventLoop.TimerHandle?
     public var captureFlushInterval: Duration = .seconds(1)
+    /// After a read that delivered packets, the descriptor is not polled for this long,
+    /// so what arrives meanwhile is read in one go: a controller sends every advertising
+    /// report as a packet of its own, and each wake-up (poll, read, a context switch)
+    /// costs many times what the report does. Zero reads whenever anything arrives.
+    public var readCoalescing: Duration = .zero
+    private var resumeReadingTimer: EventLoop.TimerHandle?
 
     public init(
         transport: any HCITransport,
@@ -69,6 +75,8 @@ public final class TransportDriver {
         waitingForWritable = false
         if let captureFlushTimer { loop.cancel(captureFlushTimer) }
         captureFlushTimer = nil
+        if let resumeReadingTimer { loop.cancel(resumeReadingTimer) }
+        resumeReadingTimer = nil
     }
 
     /// Sends through the transport, and waits for writability if it had to queue.
@@ -84,9 +92,21 @@ public final class TransportDriver {
             if transport.isExhausted, registration != nil {
                 stop()
                 onExhausted()
+                return
             }
+            if !packets.isEmpty { pauseReading() }
         } catch {
             fail(error)
+        }
+    }
+
+    private func pauseReading() {
+        guard readCoalescing > .zero, transport.fileDescriptor != nil, resumeReadingTimer == nil, let registration else { return }
+        loop.setReadingPaused(registration, true)
+        resumeReadingTimer = loop.schedule(after: readCoalescing) { [weak self] in
+            guard let self else { return }
+            self.resumeReadingTimer = nil
+            if let registration = self.registration { self.loop.setReadingPaused(registration, false) }
         }
     }
 

@@ -193,6 +193,12 @@ final class PresencePropertyTests: XCTestCase {
                 return false
             }
         }
+        // The status line's count is kept as states change: it must match a recount.
+        let recounted = persons.filter { engine.state(of: $0.id)?.hasOpenVisit ?? false }.count
+        guard engine.openVisits == recounted else {
+            XCTFail("seed \(seed): openVisits \(engine.openVisits), recounted \(recounted)")
+            return false
+        }
         return true
     }
 }

@@ -56,11 +56,13 @@ def drop_cached_pages(path: str) -> None:
         os.close(fd)
 
 
-def run_measured(command: list[str], stdout=None, stderr=None, timeout: float | None = None) -> Measured:
+def run_measured(command: list[str], stdout=None, stderr=None, timeout: float | None = None,
+                 on_started=None) -> Measured:
     """Runs command to its end (SIGTERM after timeout seconds) and returns its own peak RSS.
 
     command[0] must be a path to the executable (its cached pages are dropped first).
     stdout and stderr are what subprocess.Popen accepts (files, file descriptors, None).
+    on_started(pid), if given, is called once the command runs (e.g. to read /proc/PID).
     """
     _become_subreaper()
     drop_cached_pages(command[0])
@@ -79,6 +81,8 @@ def run_measured(command: list[str], stdout=None, stderr=None, timeout: float | 
     if not text.isdigit():
         raise RuntimeError(f"could not start {command[0]}: the launcher said {text!r}")
     pid = int(text)
+    if on_started is not None:
+        on_started(pid)
     started = time.perf_counter()
     timed_out = False
     while True:

@@ -28,6 +28,13 @@ extension PresenceEngine {
         )
     }
 
+    /// When the person was last heard, in wall-clock milliseconds (for `LastHeardDigest`).
+    public func lastHeardWallMilliseconds(of personId: String) -> Int64? {
+        guard let index = personById[personId] else { return nil }
+        let time = persons[Int(index)].lastSample
+        return time == Self.never ? nil : wallClock.wallMilliseconds(at: Instant(nanoseconds: time))
+    }
+
     /// Every person's record, e.g. for a checkpoint at shutdown.
     public var records: [PersistedPresence] { persons.compactMap { record(for: $0.id) } }
 
@@ -100,6 +107,7 @@ extension PresenceEngine {
             persons[index] = person
         }
         rescheduleAll()
+        recountOpenVisits()
         return ignored
     }
 }

@@ -67,6 +67,7 @@ extension PresenceEngine {
             }
         }
         rescheduleAll()
+        recountOpenVisits()
         // Timers recomputed with the new durations may already be due. New RSSI
         // thresholds are applied from the person's next sample.
         for person in persons.indices where persons[person].state != .outside {

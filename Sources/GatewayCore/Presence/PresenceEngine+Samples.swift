@@ -99,6 +99,7 @@ extension PresenceEngine {
         let from = persons[person].state
         guard from != state else { return }
         persons[person].state = state
+        if from.hasOpenVisit != state.hasOpenVisit { openVisits += state.hasOpenVisit ? 1 : -1 }
         events.append(.stateChanged(personId: persons[person].id, from: from, to: state, at: Instant(nanoseconds: now)))
     }
 

@@ -175,6 +175,12 @@ public struct PresenceEngine: Sendable {
         ringTimes = Array(repeating: 0, count: tags.count * capacity)
         ringRSSI = Array(repeating: 0, count: tags.count * capacity)
         heap.removeAll(keepingCapacity: false)
+        openVisits = 0
+    }
+
+    /// Counts open visits afresh after states were set wholesale (restore, reconfigure).
+    mutating func recountOpenVisits() {
+        openVisits = persons.reduce(0) { $0 + ($1.state.hasOpenVisit ? 1 : 0) }
     }
 
     // MARK: Queries
@@ -184,8 +190,9 @@ public struct PresenceEngine: Sendable {
         personById[personId].map { persons[Int($0)].state }
     }
 
-    /// Persons with an open visit (PRESENT or UNCONFIRMED), for the status line.
-    public var openVisits: Int { persons.reduce(0) { $0 + ($1.state.hasOpenVisit ? 1 : 0) } }
+    /// Persons with an open visit (PRESENT or UNCONFIRMED), for the status line: kept as
+    /// states change, so the status tick does not walk the roster.
+    public internal(set) var openVisits = 0
 
     public var personCount: Int { persons.count }
 
