@@ -413,6 +413,7 @@ def _next_version_of(deb: pathlib.Path, tmp_path: pathlib.Path) -> pathlib.Path:
 
 
 def test_upgrade_keeps_the_outbox_and_its_owner(deb, tmp_path):
+    _require_root_mounts()  # before repacking: that alone takes a while
     next_deb = _next_version_of(deb, tmp_path)
     script = f"""
 cp "{next_deb}" "$M/tmp/pkg/next.deb"
