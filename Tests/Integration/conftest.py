@@ -5,10 +5,13 @@ Run from the repository root:  <venv>/bin/python -m pytest Tests/Integration
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import pathlib
 import selectors
+import shlex
+import shutil
 import socket
 import subprocess
 import sys
@@ -128,7 +131,26 @@ def three_tags(world_factory) -> WorldProcess:
 def gateway_binary() -> pathlib.Path | None:
     configured = os.environ.get("BEACON_GATEWAY_BIN")
     path = pathlib.Path(configured) if configured else REPO_ROOT / ".build" / "debug" / "beacon-gateway"
-    return path if path.is_file() and os.access(path, os.X_OK) else None
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        return None
+    prefix = os.environ.get("BEACON_GATEWAY_EXEC_PREFIX")
+    return _exec_through(shlex.split(prefix), path.resolve()) if prefix else path
+
+
+def _exec_through(prefix: list[str], binary: pathlib.Path) -> pathlib.Path:
+    """A two-line script that execs `prefix binary args...`: how the tests run a binary of
+    another architecture (BEACON_GATEWAY_EXEC_PREFIX=qemu-aarch64-static) without changing
+    it. Every test calls the script as it would the binary; `exec` keeps the pid, so
+    signals and kill -9 reach the emulator, which is the emulated program."""
+    wrapper_dir = pathlib.Path(tempfile.gettempdir()) / f"beacon-gateway-exec-{os.getpid()}"
+    wrapper = wrapper_dir / "beacon-gateway"
+    if not wrapper.exists():
+        wrapper_dir.mkdir(exist_ok=True)
+        atexit.register(shutil.rmtree, wrapper_dir, True)
+        command = " ".join(shlex.quote(word) for word in [*prefix, str(binary)])
+        wrapper.write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+        wrapper.chmod(0o755)
+    return wrapper
 
 
 @pytest.fixture

@@ -5,6 +5,10 @@ exists (out/beacon-gateway-<version>-<arch>, from scripts/build-release; or
 BEACON_GATEWAY_RELEASE_BIN) or when BEACON_GATEWAY_RELEASE_TESTS=1, which also builds it.
 The chroot and the package installation need root (mount namespaces, /proc, overlayfs):
 without it those tests skip and say why; the package's contents are checked regardless.
+
+BEACON_GATEWAY_RELEASE_ARCH=aarch64 checks the Pi build made on this machine instead
+(scripts/test-arm64): what applies to a binary of another architecture (static, stripped,
+size, W^X, the .deb's contents); the tests that run it natively skip and say so.
 """
 
 from __future__ import annotations
@@ -32,8 +36,12 @@ def _version() -> str:
 
 
 VERSION = _version()
+RELEASE_ARCH = os.environ.get("BEACON_GATEWAY_RELEASE_ARCH") or platform.machine()
+FOREIGN = RELEASE_ARCH != platform.machine()
+DEB_ARCH = {"x86_64": "amd64", "aarch64": "arm64"}[RELEASE_ARCH]
+FILE_ARCH = {"x86_64": "x86-64", "aarch64": "ARM aarch64"}[RELEASE_ARCH]
 RELEASE_BIN = pathlib.Path(
-    os.environ.get("BEACON_GATEWAY_RELEASE_BIN") or REPO_ROOT / "out" / f"beacon-gateway-{VERSION}-{platform.machine()}"
+    os.environ.get("BEACON_GATEWAY_RELEASE_BIN") or REPO_ROOT / "out" / f"beacon-gateway-{VERSION}-{RELEASE_ARCH}"
 )
 REQUESTED = os.environ.get("BEACON_GATEWAY_RELEASE_TESTS") == "1"
 SIZE_BUDGET = 25 * 1024 * 1024
@@ -75,7 +83,7 @@ name = "Release"
 def release_bin() -> pathlib.Path:
     if not RELEASE_BIN.is_file():
         # Only reachable with BEACON_GATEWAY_RELEASE_TESTS=1: build it (minutes).
-        result = subprocess.run([str(REPO_ROOT / "scripts/build-release")], cwd=REPO_ROOT,
+        result = subprocess.run([str(REPO_ROOT / "scripts/build-release"), "--arch", RELEASE_ARCH], cwd=REPO_ROOT,
                                 capture_output=True, text=True, timeout=3600)
         assert result.returncode == 0, f"scripts/build-release failed:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     assert RELEASE_BIN.is_file()
@@ -95,7 +103,10 @@ _mount_verdict: list[str | None] = []
 
 def _require_root_mounts() -> None:
     """Skip (with the reason) unless this process may mount tmpfs, overlayfs and /proc in
-    a private mount namespace: the empty chroot and the scratch system need all three."""
+    a private mount namespace: the empty chroot and the scratch system need all three.
+    Both run the binary (the package's postinst runs check-config), so natively only."""
+    if FOREIGN:
+        pytest.skip(f"runs the {RELEASE_ARCH} binary natively; scripts/test-arm64 runs it under qemu-user")
     if os.geteuid() != 0:
         pytest.skip("needs root: mounting /proc (and overlayfs) inside a private mount namespace")
     if not _mount_verdict:
@@ -114,12 +125,33 @@ def test_release_binary_is_static_stripped_and_within_budget(release_bin):
     ldd = subprocess.run(["ldd", str(release_bin)], capture_output=True, text=True)
     assert "not a dynamic executable" in (ldd.stdout + ldd.stderr), ldd.stdout + ldd.stderr
     described = subprocess.run(["file", "-b", str(release_bin)], capture_output=True, text=True, check=True).stdout
+    assert FILE_ARCH in described, described
     assert "statically linked" in described and "stripped" in described and "not stripped" not in described, described
     size = release_bin.stat().st_size
     assert size <= SIZE_BUDGET, (
         f"{size} bytes ({size / 1048576:.1f} MB) > 25 MB: scripts/build-release names the code that pulls in "
         "Foundation/ICU (any Foundation API outside FoundationEssentials)"
     )
+
+
+def test_release_binary_has_no_writable_and_executable_segment(release_bin):
+    result = subprocess.run([str(REPO_ROOT / "scripts/check-wx"), str(release_bin)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("W^X ok:") and "LOAD[" in result.stdout, result.stdout
+
+
+def test_the_wx_check_refuses_a_writable_and_executable_segment(tmp_path):
+    # The guard itself: a program with a section flagged writable AND executable gets an
+    # RWE LOAD segment from GNU ld (which only warns), and check-wx must fail on it.
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    source = tmp_path / "wx.c"
+    source.write_text('int main(void) { return 0; }\n'
+                      '__asm__(".section .wx,\\"awx\\",@progbits\\n.byte 0\\n.previous");\n')
+    subprocess.run(["gcc", "-o", str(tmp_path / "wx"), str(source)], check=True, capture_output=True)
+    result = subprocess.run([str(REPO_ROOT / "scripts/check-wx"), str(tmp_path / "wx")], capture_output=True, text=True)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "RWE" in result.stdout, result.stdout
 
 
 # --- the empty chroot -----------------------------------------------------------------
@@ -221,7 +253,7 @@ def test_run_in_an_empty_chroot_scans_and_stops_cleanly(empty_root, release_bin,
 def deb(release_bin) -> pathlib.Path:
     if shutil.which("dpkg-deb") is None:
         pytest.skip("dpkg-deb is not installed")
-    result = subprocess.run([str(REPO_ROOT / "scripts/package-deb"), "--binary", str(release_bin)],
+    result = subprocess.run([str(REPO_ROOT / "scripts/package-deb"), "--binary", str(release_bin), "--arch", DEB_ARCH],
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     match = re.search(r"^package: (\S+\.deb)", result.stdout, re.MULTILINE)
@@ -239,7 +271,9 @@ def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
     assert entries["/usr/bin/beacon-gateway"][2] == release_bin.stat().st_size
     for path in ("/lib/systemd/system/beacon-gateway.service", "/etc/beacon-gateway/gateway.toml",
                  "/lib/udev/rules.d/60-beacon-gateway-gpio.rules", "/usr/share/doc/beacon-gateway/copyright",
-                 "/usr/share/doc/beacon-gateway/README.md", "/usr/share/doc/beacon-gateway/gateway.example.toml"):
+                 "/usr/share/doc/beacon-gateway/README.md", "/usr/share/doc/beacon-gateway/gateway.example.toml",
+                 "/usr/share/doc/beacon-gateway/LICENSE", "/usr/share/doc/beacon-gateway/BUILD-INFO",
+                 "/usr/share/doc/beacon-gateway/relink-kit.tar.xz"):
         assert path in entries, f"{path} missing from the package:\n{listing}"
     assert all(owner == "root/root" for _, owner, _ in entries.values())
     # No secrets ship: the token and keys are the installer's.
@@ -250,7 +284,7 @@ def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
 
     assert field("Package") == "beacon-gateway"
     assert field("Version") == VERSION
-    assert field("Architecture") == subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True).stdout.strip()
+    assert field("Architecture") == DEB_ARCH
     # A static binary needs no shared libraries; postinst needs adduser.
     assert field("Depends") == "adduser"
 
@@ -266,6 +300,32 @@ def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
         copyright_text = pathlib.Path(data, "usr/share/doc/beacon-gateway/copyright").read_text()
         for licence in ("LGPL-2.1", "Apache-2.0", "Runtime Library Exception", "curl", "Zlib", "public domain", "MIT"):
             assert licence in copyright_text, f"copyright lacks {licence}"
+        assert "relink-kit.tar.xz" in copyright_text
+        project_licence = pathlib.Path(data, "usr/share/doc/beacon-gateway/LICENSE").read_text()
+        assert "Apache License" in project_licence and "Version 2.0" in project_licence
+        build_info = pathlib.Path(data, "usr/share/doc/beacon-gateway/BUILD-INFO").read_text()
+        assert FILE_ARCH in build_info and "toolchain:" in build_info and "libgpiod" in build_info, build_info
+        assert re.search(r"^w\^x: +ok:", build_info, re.MULTILINE), build_info
+
+
+def test_relink_kit_relinks_the_executable(release_bin, tmp_path):
+    """What the LGPL asks of a static libgpiod: the kit's link.sh, with its own objects and
+    lib/ directory, links a working executable again."""
+    kit = pathlib.Path(f"{release_bin}.relink.tar.xz")
+    assert kit.is_file(), f"no relink kit at {kit} (scripts/build-release makes it)"
+    subprocess.run(["tar", "-xJf", str(kit), "-C", str(tmp_path)], check=True)
+    (root,) = [path for path in tmp_path.iterdir() if path.is_dir()]
+    assert (root / "lib/libcurl.a").is_file() and any((root / "objects").rglob("*.o"))
+    assert "libgpiod" in (root / "README").read_text()
+    if FOREIGN:
+        pytest.skip("relinking needs the build's own toolchain: the aarch64 one lives in scripts/cross/aarch64-root")
+    link = subprocess.run(["sh", str(root / "link.sh")], capture_output=True, text=True, timeout=600)
+    assert link.returncode == 0, link.stdout[-2000:] + link.stderr[-2000:]
+    relinked = root / "beacon-gateway"
+    version = subprocess.run([str(relinked), "--version"], capture_output=True, text=True, timeout=30)
+    original = subprocess.run([str(release_bin), "--version"], capture_output=True, text=True, timeout=30)
+    assert version.returncode == 0 and version.stdout == original.stdout, version.stdout + version.stderr
+    assert "statically linked" in subprocess.run(["file", "-b", str(relinked)], capture_output=True, text=True).stdout
 
 
 # Installing for real, without touching this machine: a private mount namespace with an
@@ -337,6 +397,53 @@ echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.targe
     assert facts["config_kept"] == "1", "the edited conffile must survive the reinstall"
     assert facts["binary_after_purge"] == "gone"
     assert facts["enabled_after_purge"] == "no"
+
+
+def _next_version_of(deb: pathlib.Path, tmp_path: pathlib.Path) -> pathlib.Path:
+    """The same package as version N+1: what an upgrade exercises is the maintainer
+    scripts and dpkg's handling of the files, which are the same."""
+    tree = tmp_path / "next"
+    subprocess.run(["dpkg-deb", "-R", str(deb), str(tree)], check=True)
+    control = tree / "DEBIAN/control"
+    control.write_text(re.sub(r"^Version: .*$", f"Version: {VERSION}+next1", control.read_text(), flags=re.MULTILINE))
+    next_deb = tmp_path / "beacon-gateway-next.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zxz", "--build", str(tree), str(next_deb)],
+                   check=True, capture_output=True)
+    return next_deb
+
+
+def test_upgrade_keeps_the_outbox_and_its_owner(deb, tmp_path):
+    _require_root_mounts()  # before repacking: that alone takes a while
+    next_deb = _next_version_of(deb, tmp_path)
+    script = f"""
+cp "{next_deb}" "$M/tmp/pkg/next.deb"
+as_service() {{ in_root runuser -u beacon-gateway -- /usr/bin/beacon-gateway "$@"; }}
+echo "== version N"
+in_root dpkg -i /tmp/pkg/beacon-gateway.deb >/dev/null
+as_service outbox enqueue --state-dir /var/lib/beacon-gateway --count 7 --persons 3 >"$M/tmp/pkg/acks"
+echo "committed=$(grep -c . "$M/tmp/pkg/acks")"
+echo "keys_before=$(as_service outbox export --state-dir /var/lib/beacon-gateway | sha256sum | cut -c1-16)"
+echo "== upgrade to N+1"
+in_root dpkg -i /tmp/pkg/next.deb
+echo "version=$(in_root dpkg-query -W -f='${{Version}}' beacon-gateway)"
+echo "state_dir=$(in_root stat -c '%a %U:%G' /var/lib/beacon-gateway)"
+echo "database=$(in_root stat -c '%U:%G' /var/lib/beacon-gateway/gateway.sqlite)"
+echo "pending=$(as_service outbox status --state-dir /var/lib/beacon-gateway --json | tr -d ' ' | grep -o '"pending":[0-9]*' | cut -d: -f2)"
+echo "keys_after=$(as_service outbox export --state-dir /var/lib/beacon-gateway | sha256sum | cut -c1-16)"
+echo "== remove (not purge) keeps it too"
+in_root dpkg -r beacon-gateway >/dev/null
+echo "after_remove=$(in_root test -f /var/lib/beacon-gateway/gateway.sqlite && echo kept || echo gone)"
+"""
+    result = _in_scratch_system(deb, tmp_path, script)
+    assert result.returncode == 0, result.stdout + result.stderr
+    facts = _facts(result.stdout)
+    assert facts["committed"] == "7", result.stdout + result.stderr
+    assert facts["version"] == f"{VERSION}+next1"
+    assert facts["state_dir"] == "750 beacon-gateway:beacon-gateway"
+    assert facts["database"] == "beacon-gateway:beacon-gateway"
+    assert facts["pending"] == "7", result.stdout
+    assert facts["keys_after"] == facts["keys_before"], "the outbox's events changed across the upgrade"
+    assert facts["after_remove"] == "kept"
 
 
 def test_deb_does_not_enable_an_edited_but_invalid_config(deb, tmp_path):
