@@ -28,6 +28,16 @@ struct GATTFuzzCase {
 
     typealias ExchangeResult = Result<GATTWriteReadExchange.Completion, GATTWriteReadExchange.Failure>
 
+    /// How the hostile connection went, for the run's summary.
+    struct Summary {
+        /// The outcome's kind (see `name`).
+        var outcome: String
+        /// Inputs from Connection Complete to Disconnection Complete.
+        var inputs: Int
+        /// Virtual time from the exchange's start to its result.
+        var duration: Duration
+    }
+
     /// Inputs (peer packets, credits, timer ticks) one connection may take: far above what
     /// the product's own bounds allow, so reaching it means an exchange that never ends.
     static let inputLimit = 5_000
@@ -49,6 +59,8 @@ struct GATTFuzzCase {
         var dataPathAskedToDisconnect = false
         var disconnectCountdown: Int?
         var closed = false
+        var inputs = 0
+        var duration = Duration.zero
     }
 
     init(seed: UInt64) {
@@ -59,8 +71,8 @@ struct GATTFuzzCase {
 
     private func finding(_ message: String) -> Finding { Finding(seed: seed, message: message) }
 
-    /// Runs the case; returns the hostile exchange's outcome, named for the summary.
-    mutating func run() throws(Finding) -> String {
+    /// Runs the case; returns how the hostile connection went.
+    mutating func run() throws(Finding) -> Summary {
         let packetLength = [27, 27, 64, 251][Int.random(in: 0 ..< 4, using: &random)]
         let buffer = ACLBufferInfo(packetLength: packetLength, packetCount: Int.random(in: 1 ... 8, using: &random), isShared: false)
         _ = path.hostStateChanged(.scanning(ControllerInfo(leBuffer: buffer)))
@@ -68,6 +80,7 @@ struct GATTFuzzCase {
         let hostileHandle = UInt16.random(in: 0 ... ACLDataHeader.maxConnectionHandle, using: &random)
         peer = HostilePeer(handle: hostileHandle, seed: random.next())
         let hostile = try exchange(cached: Bool.random(using: &random))
+        let summary = Summary(outcome: Self.name(hostile), inputs: connection.inputs, duration: connection.duration)
 
         // A genuine peer next, on the same handle or another: nothing of the hostile one may linger.
         let genuineHandle = Bool.random(using: &random) ? hostileHandle : UInt16.random(in: 0 ... ACLDataHeader.maxConnectionHandle, using: &random)
@@ -82,7 +95,7 @@ struct GATTFuzzCase {
               completion.attRequests == (cached ? 2 : 5) else {
             throw finding("genuine peer after a hostile one: wrong completion \(completion)")
         }
-        return Self.name(hostile)
+        return summary
     }
 
     /// One connection from Connection Complete to Disconnection Complete, with one exchange.
@@ -99,10 +112,9 @@ struct GATTFuzzCase {
             cachedHandles: cached ? .init(write: server.characteristics[0].value, read: server.characteristics[1].value) : nil)
         try perform(path.startExchange(request, on: handle, now: now))
 
-        var inputs = 0
         while !connection.closed {
-            inputs += 1
-            guard inputs <= Self.inputLimit else {
+            connection.inputs += 1
+            guard connection.inputs <= Self.inputLimit else {
                 throw finding("no end after \(Self.limitDescription) inputs (result \(String(describing: connection.result)))")
             }
             try checkBounds(handle)
@@ -112,7 +124,8 @@ struct GATTFuzzCase {
         guard let result = connection.result, let finishedAt = connection.finishedAt else {
             throw finding("connection closed without the exchange ending")
         }
-        guard finishedAt - started <= path.configuration.exchangeTimeout else {
+        connection.duration = finishedAt - started
+        guard connection.duration <= path.configuration.exchangeTimeout else {
             throw finding("exchange ended after \(finishedAt - started), beyond the exchange timeout: \(result)")
         }
         if case .failure(.gatt(let error)) = result, error.closesBearer, error != .linkClosed, !connection.dataPathAskedToDisconnect {

@@ -20,6 +20,8 @@ final class GATTFuzzTests: XCTestCase {
         var seeds = SplitMixGenerator(seed: seed)
         var outcomes: [String: Int] = [:]
         var findings = 0
+        var mostInputs = 0
+        var longest = Duration.zero
         TrapReporter.install()
         defer { TrapReporter.uninstall() }
         let clock = ContinuousClock()
@@ -29,7 +31,10 @@ final class GATTFuzzTests: XCTestCase {
             TrapReporter.seed = caseSeed
             var fuzzCase = GATTFuzzCase(seed: caseSeed)
             do {
-                outcomes[try fuzzCase.run(), default: 0] += 1
+                let summary = try fuzzCase.run()
+                outcomes[summary.outcome, default: 0] += 1
+                mostInputs = max(mostInputs, summary.inputs)
+                longest = max(longest, summary.duration)
             } catch {
                 findings += 1
                 XCTFail("\(error)")
@@ -38,6 +43,7 @@ final class GATTFuzzTests: XCTestCase {
         }
         let elapsed = clock.now - started
         print("GATT fuzz: \(cases) cases from seed 0x\(String(seed, radix: 16)) in \(elapsed), \(findings) findings")
+        print("  at most \(mostInputs) inputs on a hostile connection, an exchange's result at most \(longest) after its start")
         for (outcome, count) in outcomes.sorted(by: { $0.value > $1.value }) { print("  \(count)\t\(outcome)") }
         // A fuzzer that never gets past the first request proves little: every stage must be reached.
         guard cases >= 5_000 else { return }
@@ -52,7 +58,7 @@ final class GATTFuzzTests: XCTestCase {
     func testReplay() throws {
         guard let seed = Self.environment("BEACON_GATEWAY_FUZZ_REPLAY") else { throw XCTSkip("no seed to replay") }
         var fuzzCase = GATTFuzzCase(seed: seed)
-        XCTAssertNoThrow(print(try fuzzCase.run()))
+        XCTAssertNoThrow(print(try fuzzCase.run().outcome))
     }
 }
 
