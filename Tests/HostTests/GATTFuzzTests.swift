@@ -6,7 +6,7 @@ import XCTest
 /// The structural GATT fuzzer (see `GATTFuzzCase`, `HostilePeer`): hostile peers through
 /// the whole client, then a genuine one. CI runs 5 000 cases (about 5 s in debug) with a fixed seed; set
 /// BEACON_GATEWAY_FUZZ_CASES (and BEACON_GATEWAY_FUZZ_SEED) for more, or run
-/// `scripts/fuzz-gatt` for the long runs (optimised: 10^6 cases in under a minute).
+/// `scripts/fuzz-gatt` for the long runs (optimised: 10^6 cases in about a minute).
 final class GATTFuzzTests: XCTestCase {
     private static func environment(_ name: String) -> UInt64? {
         guard let value = getenv(name) else { return nil }
