@@ -156,7 +156,7 @@ final class RecoveryTests: XCTestCase {
     func testMalformedAndUnknownEventsAreCountedWithoutHarm() {
         var harness = HostHarness(controller: .bumble())
         harness.open()
-        var random = SeededRandom(seed: 7)
+        var random = SplitMixGenerator(seed: 7)
         for _ in 0 ..< 2000 {
             var payload = [UInt8.random(in: 0 ... 255, using: &random), 0]
             payload += (0 ..< Int.random(in: 0 ... 40, using: &random)).map { _ in UInt8.random(in: 0 ... 255, using: &random) }
@@ -193,18 +193,5 @@ final class RecoveryTests: XCTestCase {
                                                                                address: address, rssi: -70, data: [1])])).packet)
         XCTAssertEqual(harness.reports.count, 2)
         XCTAssertEqual(harness.host.counters.advertisingReports, 2)
-    }
-}
-
-/// SplitMix64 for replayable randomised tests.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
