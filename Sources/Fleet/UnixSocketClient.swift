@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux  // whole-module (release) builds see SOCK_STREAM, SOCK_CLOEXEC, MSG_NOSIGNAL through it
 import EventLoop
 
 /// The client side of the status socket, for `beacon-gateway status`: one request, the
