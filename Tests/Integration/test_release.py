@@ -372,7 +372,11 @@ echo "enabled_first=$(in_root test -e /etc/systemd/system/multi-user.target.want
 echo "== edit the configuration and reinstall (the upgrade path)"
 cat >"$M/etc/beacon-gateway/gateway.toml" <<'TOML'
 {edited}TOML
+# Closed to the service alone, as a file with a key or an IRK inline must be: kept so.
+in_root chown beacon-gateway:beacon-gateway /etc/beacon-gateway/gateway.toml
+in_root chmod 600 /etc/beacon-gateway/gateway.toml
 in_root dpkg -i /tmp/pkg/beacon-gateway.deb
+echo "config_edited=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/gateway.toml)"
 echo "enabled_edited=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
 echo "config_kept=$(grep -c door-installed "$M/etc/beacon-gateway/gateway.toml")"
 echo "== purge"
@@ -395,6 +399,7 @@ echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.targe
     # An edited configuration that passes check-config: enabled (never started in a chroot).
     assert facts["enabled_edited"] == "yes", result.stdout + result.stderr
     assert facts["config_kept"] == "1", "the edited conffile must survive the reinstall"
+    assert facts["config_edited"] == "600 beacon-gateway:beacon-gateway", "an edited file keeps its owner and mode"
     assert facts["binary_after_purge"] == "gone"
     assert facts["enabled_after_purge"] == "no"
 
