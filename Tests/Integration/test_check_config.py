@@ -28,6 +28,12 @@ name = "Check"
 """
 
 
+def write_config(config, text: str) -> None:
+    """Mode 0600: the file holds an IRK inline, so group or others may not read it."""
+    config.write_text(text)
+    config.chmod(0o600)
+
+
 def check_config(binary, config) -> subprocess.CompletedProcess:
     return subprocess.run([str(binary), "check-config", "--config", str(config)],
                           capture_output=True, text=True, timeout=60)
@@ -39,7 +45,7 @@ def line_of(text: str, start: str) -> int:
 
 def test_valid_configuration_prints_the_effective_settings_with_secrets_masked(gateway_bin, tmp_path):
     config = tmp_path / "gateway.toml"
-    config.write_text(VALID)
+    write_config(config, VALID)
     result = check_config(gateway_bin, config)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "door-check" in result.stdout and "hci1" in result.stdout
@@ -52,7 +58,7 @@ def test_every_problem_is_named_with_file_line_and_key_at_once(gateway_bin, tmp_
                    .replace("tag_interval_ms = 700", "tag_interval_ms = 5")
                    .replace('site = "S_CHECK"', 'site = "S_CHECK"\nnot_a_key = 1'))
     config = tmp_path / "gateway.toml"
-    config.write_text(broken)
+    write_config(config, broken)
     result = check_config(gateway_bin, config)
     assert result.returncode == 2, result.stdout + result.stderr
     for start, key in (("not_a_key", "gateway.not_a_key"), ("scan", "bluetooth.scan"),
@@ -64,7 +70,7 @@ def test_every_problem_is_named_with_file_line_and_key_at_once(gateway_bin, tmp_
 def test_syntax_error_names_the_line(gateway_bin, tmp_path):
     broken = VALID.replace('site = "S_CHECK"', 'site = "S_CHECK')
     config = tmp_path / "gateway.toml"
-    config.write_text(broken)
+    write_config(config, broken)
     result = check_config(gateway_bin, config)
     assert result.returncode == 2, result.stdout + result.stderr
     assert f"{config}:{line_of(broken, 'site')}: " in result.stderr, result.stderr
