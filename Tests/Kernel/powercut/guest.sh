@@ -26,6 +26,8 @@ record() { echo "$2" >"$results/$1"; }
 modprobe virtio_blk 2>/dev/null
 modprobe ext4 2>/dev/null
 [ -b /dev/vda ] || { say "no /dev/vda"; record mount.rc 125; exit 125; }
+# "write back": the kernel knows the disk has a volatile cache and sends it flushes.
+record write-cache "$(cat /sys/block/vda/queue/write_cache)"
 
 say "mount"
 mount -t ext4 /dev/vda /mnt/disk 2>"$results/mount.err"
@@ -36,6 +38,7 @@ umount /mnt/disk
 e2fsck -fn /dev/vda >"$results/fsck.txt" 2>&1
 record fsck.rc $?
 mount -t ext4 /dev/vda /mnt/disk || { say "second mount failed"; record mount.rc 2; exit 3; }
+record mount-options "$(awk '$1 == "/dev/vda" {print $4}' /proc/mounts)"
 
 say "check"
 if [ -e "$state/gateway.sqlite" ]; then

@@ -57,8 +57,9 @@ class Ledger:
         self.acknowledged: set[str] = set()
         self.lost: set[str] = set()
         self.checks = 0
-        self.failures = {"mount": 0, "fsck": 0, "open": 0, "integrity": 0}
+        self.failures = {"mount": 0, "fsck": 0, "open": 0, "integrity": 0, "write_cache": 0}
         self.problems: list[str] = []
+        self.mount_options: str | None = None
 
     def note(self, sequence: int, key: str) -> None:
         self.keys_by_sequence.setdefault(sequence, set()).add(key)
@@ -86,6 +87,11 @@ class Ledger:
         if text("checked") is None:
             return False
         self.checks += 1
+        if text("write-cache") != "write back":
+            # A write-through disk gets every write flushed: the cut would test nothing.
+            self.failures["write_cache"] += 1
+            self.problems.append(f"boot {boot}: the guest sees the disk's cache as {text('write-cache')!r}")
+        self.mount_options = text("mount-options")
         if text("fsck.rc") != "0":
             self.failures["fsck"] += 1
             self.problems.append(f"boot {boot}: e2fsck -fn exit {text('fsck.rc')}: {(text('fsck.txt') or '')[-600:]}")
@@ -216,6 +222,9 @@ def main() -> int:
     parser.add_argument("--image-mb", type=int, default=256)
     parser.add_argument("--max-load-s", type=float, default=5.0,
                         help="cut at a random moment up to this long after the first commit")
+    parser.add_argument("--unflushed-share", type=float, default=0.5,
+                        help="this share of the cuts waits, after its random moment, for the next write that leaves "
+                             "the disk's cache non-empty and cuts there")
     parser.add_argument("--boot-timeout", type=int, default=300)
     parser.add_argument("--keep", help="work here and keep it (default: a temporary folder, removed on success)")
     args = parser.parse_args()
@@ -242,6 +251,7 @@ def main() -> int:
     modes = {"drop": 0, "subset": 0}
     unchecked_boots = 0
     early_cuts = 0
+    frozen_cuts = 0
     boot_failures: list[str] = []
     typical_first_commit = 25.0
     try:
@@ -254,10 +264,16 @@ def main() -> int:
                 early_cuts += 1
                 time.sleep(rng.uniform(0, typical_first_commit))
             else:
-                boot.committing.wait(args.boot_timeout)
-                if boot.first_ack is not None:
+                if not boot.committing.wait(args.boot_timeout) or boot.first_ack is None:
+                    boot_failures.append(f"boot {number} committed nothing within {args.boot_timeout} s; "
+                                         f"see {work / 'console.log'}")
+                else:
                     typical_first_commit = boot.first_ack - boot.started
                 time.sleep(rng.uniform(0, args.max_load_s))  # the random moment of the cut
+                if rng.random() < args.unflushed_share:
+                    # ... or the first moment after it when the disk holds unflushed writes.
+                    disk.arm()
+                    frozen_cuts += disk.frozen.wait(3.0)
             alive = boot.process.poll() is None
             outcome = boot.cut(disk, mode)
             modes[mode] += 1
@@ -298,14 +314,17 @@ def main() -> int:
     failures = ledger.failures
 
     print(f"cuts {args.cuts} (cache dropped {modes['drop']}, random half written {modes['subset']}; "
-          f"{early_cuts} anywhere before the first commit, the rest while committing); {cut_seconds:.1f} s per cut")
+          f"{early_cuts} anywhere before the first commit, the rest while committing, {frozen_cuts} of them "
+          f"at a write left unflushed); {cut_seconds:.1f} s per cut")
     print(f"events committed {len(final)} in the outbox at the end; {len(ledger.acknowledged)} acknowledged "
           f"on the console; {len(snapshot['events'])} received by the server")
     print(f"lost {len(ledger.lost)}")
     print(f"duplicated {duplicated} (a sequence under two keys {ledger.duplicates()}, a key created twice "
           f"{created_twice})")
     print(f"database open failures {failures['open']}; integrity failures {failures['integrity']}; "
-          f"ext4 mount failures {failures['mount']}; e2fsck errors {failures['fsck']}")
+          f"ext4 mount failures {failures['mount']}; e2fsck errors {failures['fsck']}; "
+          f"boots that saw no volatile write cache {failures['write_cache']}")
+    print(f"ext4 mounted {ledger.mount_options}")
     print(f"checks {ledger.checks} of {args.cuts + 1} boots (the others were cut before their check); "
           f"undelivered after the drain {len(undelivered)}")
     print(f"disk: {disk.stats['flushes']} flushes, {disk.stats['writes']} writes; at the cuts "

@@ -5,7 +5,10 @@ Writes land in a cache of 4 KiB blocks; NBD_CMD_FLUSH moves the cache to the dur
 image, a write with NBD_CMD_FLAG_FUA goes to the image at once. `cut()` is the power cut:
 the connection is dead from then on and the cache is dropped (mode "drop"), or a random
 subset of its blocks reaches the image first, as a real disk may have written some of
-them, in any order (mode "subset"). A block is written whole or not at all: the test
+them, in any order (mode "subset"). Most moments find the cache empty (a commit's writes
+are flushed within milliseconds), so `arm()` lets the caller cut at the next moment it is
+not: the first write after `arm()` that leaves blocks unflushed gets no answer (the disk
+is frozen from then on, `frozen` is set) until the cut. A block is written whole or not at all: the test
 assumes 4 KiB atomic writes (ext4's block size), not torn sectors.
 
 Protocol: newstyle fixed handshake, NBD_OPT_GO / NBD_OPT_EXPORT_NAME (any export name),
@@ -61,7 +64,10 @@ class VolatileDisk:
         self.rng = rng
         self.cache: dict[int, bytes] = {}
         self.lock = threading.Lock()
+        self.cut_done = threading.Condition(self.lock)
         self.generation = 0  # bumped by cut(): requests of an older connection are refused
+        self.armed = False
+        self.frozen = threading.Event()
         self.stats = {"writes": 0, "flushes": 0, "fua_writes": 0, "cuts": 0,
                       "cut_blocks_dropped": 0, "cut_blocks_persisted": 0}
 
@@ -103,10 +109,17 @@ class VolatileDisk:
         self.cache.clear()
         self.stats["flushes"] += 1
 
+    def arm(self) -> None:
+        """Freeze at the next write that leaves unflushed blocks (see `frozen`)."""
+        with self.lock:
+            self.armed = True
+
     def cut(self, mode: str) -> dict:
         """The power cut. Call it once the client is dead (no request is in flight)."""
         with self.lock:
             self.generation += 1
+            self.armed = False
+            self.frozen.clear()
             blocks = list(self.cache)
             persisted = []
             if mode == "subset":
@@ -120,6 +133,7 @@ class VolatileDisk:
             self.stats["cuts"] += 1
             self.stats["cut_blocks_persisted"] += len(persisted)
             self.stats["cut_blocks_dropped"] += len(blocks) - len(persisted)
+            self.cut_done.notify_all()
             return {"unflushed_blocks": len(blocks), "persisted": len(persisted)}
 
 
@@ -202,7 +216,7 @@ class VolatileDiskServer:
             payload = _read_exactly(connection, length) if command == CMD_WRITE else b""
             if command == CMD_DISC:
                 return
-            error, data = 0, b""
+            error, data, frozen = 0, b"", False
             with self.disk.lock:
                 if self.disk.generation != generation:
                     return  # cut: whatever this dead client still had in the socket is void
@@ -213,8 +227,18 @@ class VolatileDiskServer:
                 elif command == CMD_WRITE:
                     if length:
                         self.disk.write(offset, payload, fua=bool(flags & CMD_FLAG_FUA))
+                    if self.disk.armed and self.disk.cache:
+                        self.disk.frozen.set()
+                        frozen = True
                 elif command == CMD_FLUSH:
                     self.disk.flush()
                 else:
                     error = ENOTSUP
+            if frozen:
+                # No answer and nothing more taken, the connection held open (a closed one
+                # would show the guest I/O errors) until the power is gone.
+                with self.disk.lock:
+                    while self.disk.generation == generation:
+                        self.disk.cut_done.wait()
+                return
             connection.sendall(struct.pack(">IIQ", SIMPLE_REPLY_MAGIC, error, handle) + (data if not error else b""))
