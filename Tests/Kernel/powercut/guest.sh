@@ -3,7 +3,7 @@
 # whose volatile cache the last cut dropped, check what is on it, then commit events
 # until the host cuts the power.
 #
-#   guest.sh EVENT_SERVER_PORT BINARY load|final
+#   guest.sh EVENT_SERVER_PORT BINARY load|final [PRELOAD]
 #
 # Check (every boot): mount (ext4 replays its journal), unmount, `e2fsck -fn`, mount again;
 # `outbox export` (the gateway's own open of its store) and `PRAGMA integrity_check`.
@@ -13,8 +13,9 @@
 #          printed after its commit returned) reach the host over the serial console;
 #          the host kills QEMU at a random moment.
 #   final: `outbox deliver --until-empty`, then `outbox export` once more.
+# PRELOAD (run.py --mutant-no-fsync): a library LD_PRELOADed into the load's processes.
 set -u
-port=$1 binary=$2 mode=$3
+port=$1 binary=$2 mode=$3 preload=${4:-}
 results=$RIG_SHARE/results
 state=/mnt/disk/state
 mkdir -p "$results" /mnt/disk
@@ -74,6 +75,7 @@ if [ "$mode" = final ]; then
   exit 0
 fi
 
-"$binary" outbox deliver --config /tmp/gateway.toml >/dev/null 2>"$results/deliver.err" &
+LD_PRELOAD=$preload "$binary" outbox deliver --config /tmp/gateway.toml >/dev/null 2>"$results/deliver.err" &
 say "load"
+[ -z "$preload" ] || export LD_PRELOAD=$preload
 exec "$binary" outbox enqueue --state-dir "$state" --count 0 --persons 12 --gateway door-power-cut

@@ -141,7 +141,7 @@ class Boot:
         self.first_ack: float | None = None
         command = [str(RIG), "run", "--disk", f"nbd://127.0.0.1:{disk_port}", "--pidfile", str(self.pidfile),
                    "--net", "--share", str(self.share), "--timeout", str(args.boot_timeout), "--",
-                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode]
+                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload]
         self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -202,6 +202,14 @@ def prepare_rig() -> None:
         sys.exit(1)
 
 
+def build_no_fsync_shim(work: pathlib.Path) -> str:
+    source, library = work / "no-fsync.c", work / "no-fsync.so"
+    source.write_text("int fsync(int fd) { (void)fd; return 0; }\n"
+                      "int fdatasync(int fd) { (void)fd; return 0; }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(library), str(source)], check=True)
+    return str(library)
+
+
 def make_image(path: pathlib.Path, megabytes: int) -> None:
     """ext4 made once on the host; the guest mounts it with the defaults (data=ordered,
     barriers on, journal checksums from metadata_csum)."""
@@ -225,6 +233,9 @@ def main() -> int:
     parser.add_argument("--unflushed-share", type=float, default=0.5,
                         help="this share of the cuts waits, after its random moment, for the next write that leaves "
                              "the disk's cache non-empty and cuts there")
+    parser.add_argument("--mutant-no-fsync", action="store_true",
+                        help="show that the test can fail: the guest's load runs with fsync and fdatasync made "
+                             "no-ops (an LD_PRELOAD shim), so commits return before they are on the disk")
     parser.add_argument("--boot-timeout", type=int, default=300)
     parser.add_argument("--keep", help="work here and keep it (default: a temporary folder, removed on success)")
     args = parser.parse_args()
@@ -238,13 +249,15 @@ def main() -> int:
     rng = random.Random(args.seed)
     work = pathlib.Path(args.keep) if args.keep else pathlib.Path(tempfile.mkdtemp(prefix="power-cut-"))
     work.mkdir(parents=True, exist_ok=True)
+    args.preload = build_no_fsync_shim(work) if args.mutant_no_fsync else ""
     image = work / "disk.img"
     make_image(image, args.image_mb)
     disk = VolatileDisk(str(image), rng)
     disk_server = VolatileDiskServer(disk).start()
     events = EventServer().start()
     ledger = Ledger()
-    print(f"power-cut: seed {args.seed}, {args.cuts} cuts ({args.cut_mode}), work {work}, disk nbd port "
+    print(f"power-cut: seed {args.seed}, {args.cuts} cuts ({args.cut_mode}){', MUTANT: no fsync' if args.preload else ''}, "
+          f"work {work}, disk nbd port "
           f"{disk_server.port}, event server {events.url}", flush=True)
 
     started = time.monotonic()
