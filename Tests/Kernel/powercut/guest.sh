@@ -1,0 +1,81 @@
+#!/bin/bash
+# The guest side of one power-cut boot (see Tests/Kernel/powercut/run.py): mount the disk
+# whose volatile cache the last cut dropped, check what is on it, then commit events
+# until the host cuts the power.
+#
+#   guest.sh EVENT_SERVER_PORT BINARY load|final [PRELOAD]
+#
+# Check (every boot): mount (ext4 replays its journal), unmount, `e2fsck -fn`, mount again;
+# `outbox export` (the gateway's own open of its store) and `PRAGMA integrity_check`.
+# Results go to $RIG_SHARE/results, `checked` last. Then
+#   load:  `outbox deliver` to the host's event server in the background and
+#          `outbox enqueue --count 0` in the foreground, whose "SEQUENCE KEY" lines (each
+#          printed after its commit returned) reach the host over the serial console;
+#          the host kills QEMU at a random moment.
+#   final: `outbox deliver --until-empty`, then `outbox export` once more.
+# PRELOAD (run.py --mutant-no-fsync): a library LD_PRELOADed into the load's processes.
+set -u
+port=$1 binary=$2 mode=$3 preload=${4:-}
+results=$RIG_SHARE/results
+state=/mnt/disk/state
+mkdir -p "$results" /mnt/disk
+
+say() { echo "power-cut: $* (uptime $(cut -d" " -f1 /proc/uptime) s)"; }
+record() { echo "$2" >"$results/$1"; }
+
+# virtio_blk and ext4 may be modules or built in.
+modprobe virtio_blk 2>/dev/null
+modprobe ext4 2>/dev/null
+[ -b /dev/vda ] || { say "no /dev/vda"; record mount.rc 125; exit 125; }
+# "write back": the kernel knows the disk has a volatile cache and sends it flushes.
+record write-cache "$(cat /sys/block/vda/queue/write_cache)"
+
+say "mount"
+mount -t ext4 /dev/vda /mnt/disk 2>"$results/mount.err"
+status=$?
+record mount.rc $status
+[ $status -eq 0 ] || { say "mount failed ($status)"; exit 3; }
+umount /mnt/disk
+e2fsck -fn /dev/vda >"$results/fsck.txt" 2>&1
+record fsck.rc $?
+mount -t ext4 /dev/vda /mnt/disk || { say "second mount failed"; record mount.rc 2; exit 3; }
+record mount-options "$(awk '$1 == "/dev/vda" {print $4}' /proc/mounts)"
+
+say "check"
+if [ -e "$state/gateway.sqlite" ]; then
+  "$binary" outbox export --state-dir "$state" >"$results/export.jsonl" 2>"$results/export.err"
+  record export.rc $?
+  sqlite3 "$state/gateway.sqlite" "PRAGMA integrity_check" >"$results/integrity.txt" 2>&1
+  record integrity.rc $?
+else
+  record no-store "$(ls -la /mnt/disk 2>&1)"
+fi
+mkdir -p "$state"
+record checked ok
+say "checked"
+
+cat >/tmp/gateway.toml <<EOF
+[gateway]
+id = "door-power-cut"
+state_dir = "$state"
+
+[server]
+url = "http://$RIG_HOST:$port"
+timeout_s = 2
+max_backoff_s = 1
+EOF
+
+if [ "$mode" = final ]; then
+  "$binary" outbox deliver --config /tmp/gateway.toml --until-empty --seconds 120 >"$results/drain.txt" 2>&1
+  record drain.rc $?
+  "$binary" outbox export --state-dir "$state" >"$results/export-final.jsonl" 2>"$results/export-final.err"
+  record export-final.rc $?
+  umount /mnt/disk
+  say "final done"
+  exit 0
+fi
+
+LD_PRELOAD=$preload "$binary" outbox deliver --config /tmp/gateway.toml >/dev/null 2>"$results/deliver.err" &
+say "load"
+[ -z "$preload" ] || export LD_PRELOAD=$preload
+exec "$binary" outbox enqueue --state-dir "$state" --count 0 --persons 12 --gateway door-power-cut
