@@ -37,9 +37,15 @@ public struct WatchdogGate: Sendable {
     }
 
     /// Whether to send `WATCHDOG=1` now; records the feed when it says yes.
+    ///
+    /// Calls between the timer's ticks (the agent asks on every status change, e.g. when
+    /// the controller comes back) are held off for only half a `feedPeriod`: holding them
+    /// off for a whole one let such a call shift the next feed by up to a period, so that
+    /// after a recovery two feeds could lie almost a whole WatchdogSec apart, and any delay
+    /// of the loop on a busy machine had systemd kill a healthy agent.
     public mutating func shouldFeed(at instant: Instant) -> Bool {
         guard let lastAnswer, instant - lastAnswer <= answerFreshness else { return false }
-        if let lastFeed, instant - lastFeed < feedPeriod { return false }
+        if let lastFeed, instant - lastFeed < feedPeriod / 2 { return false }
         lastFeed = instant
         return true
     }

@@ -15,6 +15,7 @@ from bgworld.hostclient import HostClient
 from bgworld.radio import RadioModel
 from bgworld.scenarios import DEMO_UUID, THREE_TAGS
 from bgworld.tags import Trajectory
+from conftest import wait_until
 
 ADDRESS = {tag["id"]: tag["address"] for tag in THREE_TAGS["tags"]}
 INTERVAL_S = {tag["id"]: tag["interval_ms"] / 1000 for tag in THREE_TAGS["tags"]}
@@ -419,6 +420,20 @@ def test_control_channel_rejects_bad_requests_with_reasons(three_tags):
             three_tags.control(request)
     # Still serving after all that.
     assert three_tags.status()["accepting"] is True
+
+
+def test_restart_script_starts_scenario_time_again(world_factory):
+    # A person arrives 1 s into the script: restarting it makes them absent again, their
+    # arrival 1 s after the restart (how tests start walkers when the gateway is scanning).
+    world = world_factory({"name": "restart", "tags": [
+        {"id": "walker", "kind": "ibeacon", "uuid": DEMO_UUID, "major": 1, "minor": 1,
+         "address": "C0:22:33:44:55:66", "interval_ms": 100, "path": [[0, None], [1, None], [1.01, 1.0]]}]})
+    wait_until(lambda: world.status()["tags"]["walker"]["distance"] is not None, 10, "the walker's arrival")
+    before = world.status()["scenarioTime"]
+    assert world.control("restart-script").startswith("OK")
+    after = world.status()
+    assert after["scenarioTime"] < before and after["scenarioTime"] < 1
+    assert after["tags"]["walker"]["distance"] is None
 
 
 def test_duplicate_filtering_reports_each_advertiser_once(three_tags):

@@ -77,7 +77,7 @@ final class WatchdogGateTests: XCTestCase {
         XCTAssertFalse(gate.shouldFeed(at: s(0)), "no answer yet: no keep-alive")
         gate.controllerAnswered(at: s(1))
         XCTAssertTrue(gate.shouldFeed(at: s(2)))
-        XCTAssertFalse(gate.shouldFeed(at: s(10)), "fed 8 s ago")
+        XCTAssertFalse(gate.shouldFeed(at: s(9)), "fed 7 s ago, less than half the feed period")
         gate.controllerAnswered(at: s(12))
         XCTAssertTrue(gate.shouldFeed(at: s(17)))
         // The controller falls silent after 12 s: feeds stop once its answer is 30 s old.
@@ -85,6 +85,30 @@ final class WatchdogGateTests: XCTestCase {
         XCTAssertFalse(gate.shouldFeed(at: s(47)))
         gate.controllerAnswered(at: s(48))
         XCTAssertTrue(gate.shouldFeed(at: s(48)))
+    }
+
+    func testAFeedBetweenTicksDoesNotStretchTheNextGapTowardsTheWholeInterval() {
+        // The agent asks on a timer of feedPeriod (ticks at 0, 15, 30, ...) and also on
+        // every status change: here the controller is lost at 3 s and back at 16 s.
+        var gate = WatchdogGate(interval: .seconds(30))
+        var feeds = [Int64]()
+        func ask(_ second: Int64) { if gate.shouldFeed(at: s(second)) { feeds.append(second) } }
+        gate.controllerAnswered(at: s(0))
+        ask(0)
+        gate.controllerLost()
+        ask(3)
+        for second: Int64 in [15, 16, 30, 45, 60] {
+            if second >= 16 { gate.controllerAnswered(at: s(second)) }  // scanning again
+            ask(second)
+        }
+        XCTAssertEqual(feeds.first, 0)
+        let afterRecovery = feeds.drop(while: { $0 < 16 })
+        XCTAssertEqual(afterRecovery.first, 16, "fed as soon as the controller is back")
+        let gaps = zip(afterRecovery.dropFirst(), afterRecovery).map { $0 - $1 }
+        // Without the fix the tick at 30 s was held off (fed 14 s ago) and the next feed came
+        // at 45 s: 29 s of a 30 s WatchdogSec, with no room for a slow loop.
+        XCTAssertEqual(Array(afterRecovery), [16, 30, 45, 60])
+        XCTAssertTrue(gaps.allSatisfy { $0 <= 15 }, "gaps \(gaps)")
     }
 
     func testControllerLostStopsFeedingAtOnce() {

@@ -10,6 +10,7 @@ for `status`. Commands:
                               METERS may be "off" (out of range)
   clear-distance TAG          return the tag to its script
   mute | unmute               stop / resume all tag advertising
+  restart-script              scenario time (and uptime) starts again at 0
   tag-advertise TAG on|off|script   switch a tag's advertising (script: its advertise_after)
   link-loss TAG               the tag's link goes silent; 0x08 after the supervision timeout
   tag-disconnect TAG [REASON] the tag ends its link (default 0x13, remote user terminated)
@@ -100,6 +101,9 @@ class ControlServer:
                 tag = self._tag(args)
                 tag.distance_override = None
                 return f"OK {tag.id} follows its script"
+            if name == "restart-script":
+                self.world.restart_script()
+                return "OK scenario time restarted"
             if name == "mute":
                 self.world.muted = True
                 return "OK muted"
@@ -138,7 +142,7 @@ class ControlServer:
                 return phone.handle_control(self.world, name, args)
             if name == "help":
                 return ("OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, "
-                        "clear-distance TAG, mute, unmute, tag-advertise TAG on|off|script, link-loss TAG, "
+                        "clear-distance TAG, mute, unmute, restart-script, tag-advertise TAG on|off|script, link-loss TAG, "
                         "tag-disconnect TAG [REASON], connections, proof-stats")
             return f"ERR unknown command {name!r} (try help)"
         except ValueError as error:
