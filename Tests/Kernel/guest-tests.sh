@@ -134,6 +134,19 @@ sample_pads() {
     read -r -t 0.02 -u "$tick" _
   done >"$1"
 }
+# stop_sampler FILE PID: ends the sampler once it has written a sample begun after this
+# call (the pads as the program just ended left them), at most ~5 s later. Killing it at
+# once could drop that last state under a slow guest.
+stop_sampler() {
+  local file=$1 pid=$2 ended=${EPOCHREALTIME/./} last tries=0
+  while ((tries++ < 250)); do
+    last=$(tail -n 1 "$1")
+    set -- "$file" "$pid" $last
+    [ $# -eq 6 ] && (( ${3/./} > ended )) && break
+    sleep 0.02
+  done
+  kill "$pid"; wait "$pid" 2>/dev/null
+}
 leds_chip=""
 if ! supports leds; then
   echo "LED support not in this build" >"$out/leds.skip"
@@ -145,7 +158,7 @@ else
   bash Tests/Kernel/run-config.sh /tmp/leds-state "$chip" >"$out/leds-config.toml"
   sample_pads "$out/leds-test.samples" & sampler=$!
   record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
-  kill "$sampler"; wait "$sampler" 2>/dev/null
+  stop_sampler "$out/leds-test.samples" "$sampler"
   # A line held by someone else: the promised message, no crash.
   step "leds test with the red line held by gpioset"
   gpioset -c "$chip" red=0 2>/dev/null & holder=$!
@@ -224,7 +237,7 @@ else
   runner=$!
   [ -z "$leds_chip" ] || controller_outage
   wait "$runner"
-  [ -z "$leds_chip" ] || { kill "$sampler"; wait "$sampler" 2>/dev/null; }
+  [ -z "$leds_chip" ] || stop_sampler "$out/run.samples" "$sampler"
   record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
   step "run ended (exit $(cat "$out/run.rc"))"
 fi
