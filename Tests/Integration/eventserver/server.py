@@ -302,14 +302,15 @@ class QuietServer(ThreadingHTTPServer):
 class EventServer:
     """The server in a background thread; ``url`` once started."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, tls_dir: str | os.PathLike | None = None) -> None:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, tls_dir: str | os.PathLike | None = None,
+                 tls_addresses: tuple[str, ...] = ("127.0.0.1",)) -> None:
         self.state = State()
         handler = type("BoundHandler", (Handler,), {"state": self.state})
         self.httpd = QuietServer((host, port), handler)
         self.ca_file: str | None = None
         scheme = "http"
         if tls_dir is not None:
-            ca, cert, key = make_tls_files(pathlib.Path(tls_dir))
+            ca, cert, key = make_tls_files(pathlib.Path(tls_dir), tls_addresses)
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(cert, key)
             context.set_alpn_protocols(["http/1.1"])
@@ -335,8 +336,9 @@ class EventServer:
         return self.state.snapshot()
 
 
-def make_tls_files(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
-    """A private CA and a server certificate for 127.0.0.1/localhost, made with the
+def make_tls_files(directory: pathlib.Path, addresses: tuple[str, ...] = ("127.0.0.1",)
+                   ) -> tuple[pathlib.Path, pathlib.Path, pathlib.Path]:
+    """A private CA and a server certificate for ADDRESSES and localhost, made with the
     openssl command (Debian's); reused when already there."""
     directory.mkdir(parents=True, exist_ok=True)
     ca, ca_key = directory / "ca.pem", directory / "ca.key"
@@ -353,7 +355,8 @@ def make_tls_files(directory: pathlib.Path) -> tuple[pathlib.Path, pathlib.Path,
     csr = directory / "server.csr"
     run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
     ext = directory / "server.ext"
-    ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n"
+    names = ",".join([f"IP:{address}" for address in addresses] + ["DNS:localhost"])
+    ext.write_text(f"subjectAltName={names}\nbasicConstraints=CA:FALSE\n"
                    "keyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n")
     run("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key), "-CAcreateserial",
         "-days", "2", "-out", str(cert), "-extfile", str(ext))

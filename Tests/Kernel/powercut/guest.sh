@@ -3,7 +3,7 @@
 # whose volatile cache the last cut dropped, check what is on it, then commit events
 # until the host cuts the power.
 #
-#   guest.sh EVENT_SERVER_PORT BINARY load|final [PRELOAD]
+#   guest.sh EVENT_SERVER_PORT BINARY load|final PRELOAD CA_FILE
 #
 # Check (every boot): mount (ext4 replays its journal), unmount, `e2fsck -fn`, mount again;
 # `outbox export` (the gateway's own open of its store) and `PRAGMA integrity_check`.
@@ -13,9 +13,11 @@
 #          printed after its commit returned) reach the host over the serial console;
 #          the host kills QEMU at a random moment.
 #   final: `outbox deliver --until-empty`, then `outbox export` once more.
-# PRELOAD (run.py --mutant-no-fsync): a library LD_PRELOADed into the load's processes.
+# PRELOAD (run.py --mutant-no-fsync): a library LD_PRELOADed into the load's processes
+# ("" for none). CA_FILE: the event server's private CA (HTTPS: the host is not loopback
+# to the guest, and plain http goes to loopback only).
 set -u
-port=$1 binary=$2 mode=$3 preload=${4:-}
+port=$1 binary=$2 mode=$3 preload=${4:-} ca_file=$5
 results=$RIG_SHARE/results
 state=/mnt/disk/state
 mkdir -p "$results" /mnt/disk
@@ -60,8 +62,9 @@ id = "door-power-cut"
 state_dir = "$state"
 
 [server]
-url = "http://$RIG_HOST:$port"
-timeout_s = 2
+url = "https://$RIG_HOST:$port"
+ca_file = "$ca_file"
+timeout_s = 30
 max_backoff_s = 1
 EOF
 

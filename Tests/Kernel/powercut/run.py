@@ -124,10 +124,14 @@ class Ledger:
         return sum(len(keys) - 1 for keys in self.keys_by_sequence.values())
 
 
+# The host's loopback as the rig's guest sees it (`rig run --net`: $RIG_HOST).
+GUEST_SIDE_HOST = "10.0.2.2"
+
+
 class Boot:
     """One boot of the guest; `cut_at(...)` kills it -9 and cuts the disk's power."""
 
-    def __init__(self, args, work: pathlib.Path, disk_port: int, server_port: int, mode: str) -> None:
+    def __init__(self, args, work: pathlib.Path, disk_port: int, server_port: int, mode: str, ca_file: str) -> None:
         self.share = work / "share"
         shutil.rmtree(self.share / "results", ignore_errors=True)
         self.share.mkdir(parents=True, exist_ok=True)
@@ -141,7 +145,7 @@ class Boot:
         self.first_ack: float | None = None
         command = [str(RIG), "run", "--disk", f"nbd://127.0.0.1:{disk_port}", "--pidfile", str(self.pidfile),
                    "--net", "--share", str(self.share), "--timeout", str(args.boot_timeout), "--",
-                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload]
+                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload, ca_file]
         self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -254,7 +258,9 @@ def main() -> int:
     make_image(image, args.image_mb)
     disk = VolatileDisk(str(image), rng)
     disk_server = VolatileDiskServer(disk).start()
-    events = EventServer().start()
+    # HTTPS: the guest reaches the host's loopback at the rig's address, which is not
+    # loopback to the gateway, and plain http goes to loopback only (docs/event-api.md).
+    events = EventServer(tls_dir=work / "tls", tls_addresses=("127.0.0.1", GUEST_SIDE_HOST)).start()
     ledger = Ledger()
     mutant = ", MUTANT: no fsync" if args.preload else ""
     print(f"power-cut: seed {args.seed}, {args.cuts} cuts ({args.cut_mode}){mutant}, work {work}, "
@@ -269,7 +275,7 @@ def main() -> int:
     try:
         for number in range(1, args.cuts + 1):
             mode = args.cut_mode if args.cut_mode != "both" else rng.choice(["drop", "subset"])
-            boot = Boot(args, work, disk_server.port, events.port, "load")
+            boot = Boot(args, work, disk_server.port, events.port, "load", events.ca_file)
             if rng.random() < 0.15:
                 # A cut anywhere before the commits: the journal replay, the checks, the
                 # store's opening, ...
@@ -302,7 +308,7 @@ def main() -> int:
         cut_seconds = (time.monotonic() - started) / args.cuts
 
         # The last boot: check the last cut, deliver everything, check again.
-        boot = Boot(args, work, disk_server.port, events.port, "final")
+        boot = Boot(args, work, disk_server.port, events.port, "final", events.ca_file)
         code = boot.finish(timeout=args.boot_timeout + 60)
         results = work / "share" / "results"
         if code != 0 or not ledger.check(args.cuts + 1, results):
