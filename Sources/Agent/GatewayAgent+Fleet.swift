@@ -207,3 +207,13 @@ extension GatewayAgent {
         }
     }
 }
+
+extension GatewayAgent {
+    /// The server's switch for the whole door (see docs/fleet.md): while paused nobody new
+    /// is checked in; presence goes on and open visits end with their checkout.
+    func setMode(_ mode: FleetMode) {
+        guard mode != fleet.mode else { return }
+        fleet.mode = mode
+        log.log(.notice, mode == .paused ? "check-ins paused by the server" : "check-ins resumed by the server", ["mode": mode.rawValue])
+    }
+}

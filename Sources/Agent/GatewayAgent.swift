@@ -552,6 +552,13 @@ public final class GatewayAgent {
             for issue in error.issues { log.log(.error, "\(issue)") }
             return
         }
+        apply(fresh)
+    }
+
+    /// Puts a validated configuration in force: the one path for SIGHUP and for a new
+    /// roster from the server (persons whose id remains keep their presence; removed
+    /// persons who were present are checked out).
+    func apply(_ fresh: GatewayConfiguration) {
         let now = loop.now
         let setup = GatewayAgent.presenceSetup(fresh)
         matcher = TagMatcher(tags: setup.tags)
