@@ -41,8 +41,10 @@ public final class EventLoop {
         var perform: () -> Void
     }
 
-    /// Where the loop reads the time for its timers.
+    /// Where the loop reads the time for its timers, and the one wall clock its users
+    /// read (`wallMilliseconds`).
     public let clock: any MonotonicClock
+    private let poller: any ReadinessPoller
     private var nextID: UInt64 = 1
     private var descriptors: [Descriptor] = []
     private var pendingSources: [PendingSource] = []
@@ -55,10 +57,15 @@ public final class EventLoop {
     var signals = SignalState()
 
     /// - Parameter clock: must advance by itself (poll waits in real time), so in practice
-    ///   `SystemClock`; tests of timer logic drive the state machines with `ManualClock`
-    ///   directly instead of through a loop.
-    public init(clock: any MonotonicClock = SystemClock()) {
+    ///   `SystemClock`, or one that steps the wall clock for a test; a loop on a clock that
+    ///   moves only when told to is a `VirtualEventLoop`.
+    public convenience init(clock: any MonotonicClock = SystemClock()) {
+        self.init(clock: clock, poller: SystemPoller(clock: clock))
+    }
+
+    init(clock: any MonotonicClock, poller: any ReadinessPoller) {
         self.clock = clock
+        self.poller = poller
     }
 
     deinit {
@@ -67,6 +74,10 @@ public final class EventLoop {
 
     /// Now, on the loop's clock.
     public var now: Instant { clock.now }
+
+    /// The wall clock in milliseconds since the Unix epoch, from the loop's clock: the one
+    /// place loop-bound code reads it, so a test that steps it steps it for everyone.
+    public var wallMilliseconds: Int64 { clock.wallMilliseconds }
 
     private func makeID() -> UInt64 {
         defer { nextID &+= 1 }
@@ -154,25 +165,52 @@ public final class EventLoop {
     /// Runs until `stop()` is called, or until nothing is registered that could ever
     /// produce another callback (no descriptors, no timers, no pending source with work).
     public func run() throws(EventLoopError) {
+        try running { () throws(EventLoopError) in
+            while !stopRequested {
+                guard try turn(mayWait: true) != nil else { break }
+            }
+        }
+    }
+
+    /// One turn: due timers, pending sources, then the descriptors (waiting for them only
+    /// when `mayWait` and no source has work). Returns how many descriptors were ready, or
+    /// `nil` when nothing is registered that could ever produce another callback.
+    func turn(mayWait: Bool) throws(EventLoopError) -> Int? {
+        fireDueTimers()
+        if stopRequested { return 0 }
+        performPendingSources()
+        if stopRequested { return 0 }
+
+        let sourcesHaveWork = pendingSources.contains { $0.hasWork() }
+        let nextDeadline = timers.nextDeadline()
+        if descriptors.isEmpty && nextDeadline == nil && !sourcesHaveWork { return nil }
+
+        let wait: PollWait = sourcesHaveWork || !mayWait ? .none : nextDeadline.map { .until($0) } ?? .forever
+        return try waitAndDispatch(wait)
+    }
+
+    /// Whether a turn at the loop's current time would do something without waiting: a
+    /// timer is due or a pending source has work. (Ready descriptors are the poller's to say.)
+    var hasWorkNow: Bool {
+        if let next = timers.nextDeadline(), next <= clock.now { return true }
+        return pendingSources.contains { $0.hasWork() }
+    }
+
+    /// The earliest deadline of an armed timer.
+    var nextTimerDeadline: Instant? { timers.nextDeadline() }
+
+    /// Marks the loop as running for a driver other than `run()` (the virtual loop's
+    /// `advance`), so a callback's `run()` is refused there too.
+    func running(_ body: () throws(EventLoopError) -> Void) throws(EventLoopError) {
         guard !isRunning else { throw .alreadyRunning }
         isRunning = true
         stopRequested = false
         defer { isRunning = false }
-
-        while !stopRequested {
-            fireDueTimers()
-            if stopRequested { break }
-            performPendingSources()
-            if stopRequested { break }
-
-            let sourcesHaveWork = pendingSources.contains { $0.hasWork() }
-            let nextDeadline = timers.nextDeadline()
-            if descriptors.isEmpty && nextDeadline == nil && !sourcesHaveWork { break }
-
-            let timeout = sourcesHaveWork ? 0 : Self.pollTimeout(until: nextDeadline, now: clock.now)
-            try waitAndDispatch(timeoutMilliseconds: timeout)
-        }
+        try body()
     }
+
+    /// Whether a callback asked the loop to stop during this run.
+    var isStopRequested: Bool { stopRequested }
 
     /// Milliseconds to wait for `deadline`, rounded up so a timer never fires early
     /// (which would only cost another turn at 0 ms), clamped to what poll(2) accepts.
@@ -205,22 +243,17 @@ public final class EventLoop {
         }
     }
 
-    private func waitAndDispatch(timeoutMilliseconds: Int32) throws(EventLoopError) {
+    private func waitAndDispatch(_ wait: PollWait) throws(EventLoopError) -> Int {
         var pollDescriptors = descriptors.map { descriptor in
             var events = descriptor.readingPaused ? Int16(0) : Int16(POLLIN)
             if descriptor.onWritable != nil { events |= Int16(POLLOUT) }
             return pollfd(fd: descriptor.fileDescriptor, events: events, revents: 0)
         }
         let ids = descriptors.map(\.id)
-        let ready = poll(&pollDescriptors, nfds_t(pollDescriptors.count), timeoutMilliseconds)
-        if ready < 0 {
-            let error = errno
-            if error == EINTR { return }
-            throw .systemCall("poll", errno: error)
-        }
-        guard ready > 0 else { return }
+        let ready = try poller.wait(&pollDescriptors, wait)
+        guard ready > 0 else { return 0 }
         for (index, result) in pollDescriptors.enumerated() where result.revents != 0 {
-            if stopRequested { return }
+            if stopRequested { return ready }
             let id = ids[index]
             // Earlier callbacks of this turn may have unregistered it.
             guard let descriptor = descriptors.first(where: { $0.id == id }) else { continue }
@@ -239,5 +272,6 @@ public final class EventLoop {
                 onWritable()
             }
         }
+        return ready
     }
 }

@@ -20,7 +20,7 @@ public final class Forwarder {
     public private(set) var configuration: ForwarderConfiguration
     private let store: Store
     private let loop: EventLoop
-    private let transfers: HTTPTransfers
+    private let transfers: any TransferSession
     private var backoff: Backoff
     private var jitter: JitterSource
     private var caBundle: [UInt8]?
@@ -53,9 +53,18 @@ public final class Forwarder {
     /// - Parameters:
     ///   - jitterSeed: seeds the backoff jitter (fixed in tests, random in production).
     ///   - onEvent: told about deliveries, failures and recoveries, to log them.
-    public init(store: Store, loop: EventLoop, configuration: ForwarderConfiguration,
-                jitterSeed: UInt64 = UInt64.random(in: .min ... .max),
-                onEvent: @escaping (ForwarderEvent) -> Void = { _ in }) throws(ForwarderError) {
+    public convenience init(store: Store, loop: EventLoop, configuration: ForwarderConfiguration,
+                            jitterSeed: UInt64 = UInt64.random(in: .min ... .max),
+                            onEvent: @escaping (ForwarderEvent) -> Void = { _ in }) throws(ForwarderError) {
+        let transfers = try HTTPTransfers(loop: loop, maxConnections: configuration.maxInFlight)
+        try self.init(store: store, loop: loop, configuration: configuration, transfers: transfers,
+                      jitterSeed: jitterSeed, onEvent: onEvent)
+    }
+
+    /// - Parameter transfers: libcurl's in production; a scripted one in tests.
+    init(store: Store, loop: EventLoop, configuration: ForwarderConfiguration, transfers: any TransferSession,
+         jitterSeed: UInt64 = UInt64.random(in: .min ... .max),
+         onEvent: @escaping (ForwarderEvent) -> Void = { _ in }) throws(ForwarderError) {
         try configuration.checkTransport()
         self.store = store
         self.loop = loop
@@ -64,7 +73,7 @@ public final class Forwarder {
         backoff = Backoff(maximum: configuration.maxBackoff)
         jitter = JitterSource(seed: jitterSeed)
         caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        transfers = try HTTPTransfers(loop: loop, maxConnections: configuration.maxInFlight)
+        self.transfers = transfers
         transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
     }
 
@@ -115,7 +124,7 @@ public final class Forwarder {
             // The operator fixed something: retry now rather than after a long backoff.
             retries.releaseAll()
             do {
-                try store.retryPendingNow(nowMillis: loop.clock.wallMilliseconds)
+                try store.retryPendingNow(nowMillis: loop.wallMilliseconds)
                 storeWrote()
             } catch {
                 storeFailed(error)
@@ -131,7 +140,7 @@ public final class Forwarder {
 
     /// Backlog, ages, last outcomes and what the amber LED should show.
     public func status() throws(StoreError) -> ForwarderStatus {
-        let outbox = try store.status(nowMillis: loop.clock.wallMilliseconds)
+        let outbox = try store.status(nowMillis: loop.wallMilliseconds)
         return ForwarderStatus(outbox: outbox, inFlight: inFlight.count, authRefused: authRefused)
     }
 
@@ -148,7 +157,7 @@ public final class Forwarder {
             wake(at: until)
             return
         }
-        let wallNow = loop.clock.wallMilliseconds
+        let wallNow = loop.wallMilliseconds
         let batch: DeliveryBatch
         do {
             // Every pending event is due as far as the store goes (its stored retry times
@@ -229,7 +238,7 @@ public final class Forwarder {
     /// does not grow forever; undelivered ones are never pruned.
     private func prune() {
         do {
-            try store.pruneDelivered(nowMillis: loop.clock.wallMilliseconds)
+            try store.pruneDelivered(nowMillis: loop.wallMilliseconds)
             storeWrote()
         } catch {
             storeFailed(error)
@@ -242,8 +251,8 @@ public final class Forwarder {
 
     // MARK: Outcomes
 
-    private func finished(_ completions: [HTTPTransfers.Completion]) {
-        let now = loop.clock.wallMilliseconds
+    private func finished(_ completions: [TransferCompletion]) {
+        let now = loop.wallMilliseconds
         let monotonicNow = loop.now
         var records: [DeliveryRecord] = []
         var events: [ForwarderEvent] = []

@@ -5,24 +5,13 @@ import GatewayCore
 import Glibc
 #endif
 
-/// One POST to send.
-struct TransferRequest {
-    var url: String
-    var headers: [String]
-    var body: [UInt8]
-    var timeout: Duration
-    var connectTimeout: Duration
-    /// Extra trusted CAs (PEM, the system bundle included), or `nil` for the defaults.
-    var caBundle: [UInt8]?
-}
-
 /// libcurl's multi interface on the event loop: curl tells us (socket and timer
 /// callbacks) which descriptors to watch and when to wake it; the loop calls back and we
 /// hand the event to `curl_multi_socket_action`. Nothing here ever blocks the loop.
 ///
 /// This file is the only one that touches libcurl.
-final class HTTPTransfers {
-    typealias Completion = (id: UInt64, result: AttemptResult)
+final class HTTPTransfers: TransferSession {
+    typealias Completion = TransferCompletion
 
     private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer

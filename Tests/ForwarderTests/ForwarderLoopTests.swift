@@ -3,7 +3,10 @@ import Store
 import XCTest
 @testable import Forwarder
 
-/// The real forwarder on a real event loop against a loopback server.
+/// The real forwarder on a real event loop against a loopback server: the integration of
+/// libcurl's transfer layer (requests on the wire, answers and `Retry-After` read back,
+/// connection failures classified). The forwarder's schedule itself is tested on virtual
+/// time in ForwarderScheduleTests.
 final class ForwarderLoopTests: ForwarderTestCase {
     func testRetriesUntilDeliveredWithPerPersonOrder() throws {
         let server = try LoopbackServer { index, _ in .init(status: index < 3 ? 503 : 201) }
@@ -30,35 +33,6 @@ final class ForwarderLoopTests: ForwarderTestCase {
         XCTAssertEqual(status.outbox.sent, 6)
         XCTAssertEqual(status.amber, .off)
         XCTAssertNotNil(status.lastSuccessMillis)
-    }
-
-    func testRejectedDeadAndUnauthorised() throws {
-        let server = try LoopbackServer { _, request in
-            switch request.key {
-            case "rejected": .init(status: 409)
-            case "dead": .init(status: 400)
-            default: .init(status: 401)
-            }
-        }
-        defer { server.stop() }
-        let store = try makeStore(events: [("rejected", "a"), ("dead", "b"), ("auth", "c")])
-        let loop = EventLoop()
-        let forwarder = try Forwarder(store: store, loop: loop,
-                                      configuration: ForwarderConfiguration(url: server.url, deviceId: "d", appVersion: "t", maxBackoff: .seconds(60)),
-                                      jitterSeed: 2)
-        forwarder.start()
-        run(loop) { server.requests.count >= 3 && forwarder.inFlightCount == 0 }
-        XCTAssertEqual(try store.entry(sequence: 1)?.state, .rejected)
-        XCTAssertEqual(try store.entry(sequence: 2)?.state, .dead)
-        let auth = try XCTUnwrap(try store.entry(sequence: 3))
-        XCTAssertEqual(auth.state, .pending)
-        XCTAssertEqual(auth.attempts, 1)
-        // The long backoff: about max_backoff (jitter only downwards, at most 20 %).
-        XCTAssertGreaterThanOrEqual(auth.nextAttemptMillis - auth.updatedAtMillis, 48_000)
-        let status = try forwarder.status()
-        XCTAssertTrue(status.authRefused)
-        XCTAssertEqual(status.amber, .steady)
-        XCTAssertEqual(server.requests.count, 3, "nothing retried early")
     }
 
     func testRetryAfterSetsTheNextAttempt() throws {

@@ -5,7 +5,8 @@ import XCTest
 @testable import Store
 
 /// The forwarder against a hostile world: a URL that would send in clear text, a server
-/// that asks for no wait at all, a wall clock stepped back, a store that cannot record.
+/// that asks for no wait at all. (A wall clock stepped back and a store that cannot record:
+/// ForwarderScheduleTests, on virtual time.)
 final class ForwarderReliabilityTests: ForwarderTestCase {
     // MARK: Plain HTTP
 
@@ -55,62 +56,5 @@ final class ForwarderReliabilityTests: ForwarderTestCase {
         XCTAssertEqual(forwarder.retryDelay(failures: 1, retryAfter: "3600", long: false, nowMillis: now), .seconds(60))
         // The credentials' long backoff is not cut short either.
         XCTAssertGreaterThanOrEqual(forwarder.retryDelay(failures: 1, retryAfter: "0", long: true, nowMillis: now), .seconds(48))
-    }
-
-    // MARK: Monotonic retries
-
-    /// The system's clocks, with the wall clock stepped by `wallOffset`.
-    final class SteppedClock: MonotonicClock {
-        let system = SystemClock()
-        var wallOffset: Int64 = 0
-        var now: Instant { system.now }
-        var wallMilliseconds: Int64 { system.wallMilliseconds + wallOffset }
-    }
-
-    func testAWallClockSteppedBackDoesNotDelayRetries() throws {
-        let server = try LoopbackServer { index, _ in .init(status: index == 0 ? 503 : 201) }
-        defer { server.stop() }
-        let store = try makeStore(events: [("k", "a")])
-        let clock = SteppedClock()
-        let loop = EventLoop(clock: clock)
-        let forwarder = try Forwarder(store: store, loop: loop,
-                                      configuration: .init(url: server.url, deviceId: "d", appVersion: "t"), jitterSeed: 1) { event in
-            // Right after the first failure is scheduled, NTP steps the clock back an hour.
-            if case .retrying = event { clock.wallOffset = -3_600_000 }
-        }
-        forwarder.start()
-        // Without the fix the retry waits for the wall clock: an hour.
-        run(loop, limit: .seconds(5)) { (try? store.hasPending()) == false }
-        XCTAssertEqual(server.requests.count, 2)
-    }
-
-    // MARK: A store that cannot record
-
-    func testAStoreThatCannotRecordPausesDeliveryAndSaysSoOnce() throws {
-        let server = try LoopbackServer { _, _ in .init(status: 201) }
-        defer { server.stop() }
-        let store = try makeStore(events: [("k", "a")], configuration: StoreConfiguration(busyTimeoutMillis: 20))
-        // Another process holds the write lock: every outcome fails to be recorded.
-        let other = try SQLiteConnection(path: store.path, busyTimeoutMillis: 0)
-        try other.execute("BEGIN IMMEDIATE")
-        let loop = EventLoop()
-        var failures = 0
-        var recoveries = 0
-        let forwarder = try Forwarder(store: store, loop: loop,
-                                      configuration: .init(url: server.url, deviceId: "d", appVersion: "t"), jitterSeed: 1) { event in
-            switch event {
-            case .storeFailed: failures += 1
-            case .storeRecovered: recoveries += 1
-            default: break
-            }
-        }
-        forwarder.start()
-        // Two and a half seconds of a locked store: without a pause the event goes out
-        // again every few milliseconds.
-        loop.schedule(after: .milliseconds(2_500)) { try? other.execute("COMMIT") }
-        run(loop, limit: .seconds(15)) { (try? store.hasPending()) == false }
-        XCTAssertLessThanOrEqual(server.requests.count, 4, "re-sent \(server.requests.count) times while the store was locked")
-        XCTAssertEqual(failures, 1, "one line when the outage starts")
-        XCTAssertEqual(recoveries, 1, "one line when it ends")
     }
 }

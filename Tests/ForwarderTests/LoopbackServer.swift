@@ -95,9 +95,8 @@ final class LoopbackServer: @unchecked Sendable {
                 if count <= 0 { return }
                 buffer += chunk[0 ..< count]
             }
-            let body = String(decoding: buffer[(end + 4) ..< (end + 4 + length)], as: UTF8.self)
+            let request = Request(key: key, body: Array(buffer[(end + 4) ..< (end + 4 + length)]))
             buffer.removeFirst(end + 4 + length)
-            let request = Request(key: key, person: Self.field("person", in: body) ?? "", sequence: Int(Self.field("sequence", in: body) ?? "") ?? -1)
             let index = state.withLock { requests in
                 requests.append(request)
                 return requests.count - 1
@@ -111,19 +110,28 @@ final class LoopbackServer: @unchecked Sendable {
         }
     }
 
-    /// `"name": value` from the flat JSON bodies the tests write.
-    private static func field(_ name: String, in body: String) -> String? {
-        guard let range = body.range(of: "\"\(name)\": ") else { return nil }
-        let rest = body[range.upperBound...].prefix { $0 != "," && $0 != "}" }
-        return String(rest.filter { $0 != "\"" })
-    }
-
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for start in 0 ... haystack.count - needle.count where haystack[start ..< start + needle.count].elementsEqual(needle) {
             return start
         }
         return nil
+    }
+}
+
+extension LoopbackServer.Request {
+    /// The request an event's POST carries: its key, and person and sequence from the
+    /// flat JSON bodies the tests write.
+    init(key: String, body: [UInt8]) {
+        let text = String(decoding: body, as: UTF8.self)
+        self.init(key: key, person: Self.field("person", in: text) ?? "", sequence: Int(Self.field("sequence", in: text) ?? "") ?? -1)
+    }
+
+    /// `"name": value` from a flat JSON body.
+    private static func field(_ name: String, in body: String) -> String? {
+        guard let range = body.range(of: "\"\(name)\": ") else { return nil }
+        let rest = body[range.upperBound...].prefix { $0 != "," && $0 != "}" }
+        return String(rest.filter { $0 != "\"" })
     }
 }
 

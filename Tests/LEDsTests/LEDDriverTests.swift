@@ -19,31 +19,25 @@ final class RecordingOutput: LEDOutput {
     }
 }
 
-/// Runs a real EventLoop on virtual time: a pending source moves the manual clock one
-/// millisecond per turn, so timers fire exactly at their deadlines, without sleeping.
-func runVirtually(_ loop: EventLoop, clock: ManualClock, until end: Int64, at moments: [Int64: () -> Void] = [:]) {
-    var moments = moments
-    let source = loop.registerPendingSource(hasWork: { true }) {
-        if clock.now >= ms(end) { loop.stop(); return }
-        clock.advance(by: .milliseconds(1))
-        let now = clock.now.nanoseconds / 1_000_000
-        if let action = moments.removeValue(forKey: now) { action() }
-    }
-    try? loop.run()
-    loop.unregister(source)
+/// Runs the loop on virtual time to `end` ms, with `moments` (ms → action) on the way:
+/// timers fire exactly at their deadlines, without sleeping.
+func runVirtually(_ virtual: VirtualEventLoop, until end: Int64, at moments: [Int64: () -> Void] = [:]) {
+    for (at, action) in moments { virtual.loop.schedule(at: ms(at), action) }
+    XCTAssertNoThrow(try virtual.advance(to: ms(end)))
 }
 
 final class LEDDriverTests: XCTestCase {
     func testWritesOnlyOnChangesOnTheLoopTimeline() {
         let clock = ManualClock()
-        let loop = EventLoop(clock: clock)
+        let virtual = VirtualEventLoop(clock: clock)
+        let loop = virtual.loop
         let output = RecordingOutput(clock: clock)
         let driver = LEDDriver(loop: loop, output: output)
         driver.update { engine, now in
             engine.lampTest(at: now)
             engine.setScanning(true, at: now)
         }
-        runVirtually(loop, clock: clock, until: 2000, at: [
+        runVirtually(virtual, until: 2000, at: [
             1000: { driver.update { engine, now in engine.decision(at: now) } },
             1500: { driver.update { engine, now in engine.setScanning(true, at: now) } },  // no change: no write
         ])
@@ -56,11 +50,12 @@ final class LEDDriverTests: XCTestCase {
 
     func testBlinkKeepsOneTimerArmedAndStopDarkens() {
         let clock = ManualClock()
-        let loop = EventLoop(clock: clock)
+        let virtual = VirtualEventLoop(clock: clock)
+        let loop = virtual.loop
         let output = RecordingOutput(clock: clock)
         let driver = LEDDriver(loop: loop, output: output)
         driver.update { engine, now in engine.setControllerDown(true, at: now) }
-        runVirtually(loop, clock: clock, until: 300)
+        runVirtually(virtual, until: 300)
         XCTAssertEqual(output.writes, [Step(0, "..R"), Step(125, "..."), Step(250, "..R")])
         XCTAssertEqual(loop.scheduledTimerCount, 1)
         driver.stop()
@@ -70,14 +65,15 @@ final class LEDDriverTests: XCTestCase {
 
     func testFailuresAreCountedAndReportedOncePerRun() {
         let clock = ManualClock()
-        let loop = EventLoop(clock: clock)
+        let virtual = VirtualEventLoop(clock: clock)
+        let loop = virtual.loop
         let output = RecordingOutput(clock: clock)
         let driver = LEDDriver(loop: loop, output: output)
         var reported: [GPIOError] = []
         driver.onError = { reported.append($0) }
         output.failNext = 3
         driver.update { engine, now in engine.setControllerDown(true, at: now) }
-        runVirtually(loop, clock: clock, until: 400)
+        runVirtually(virtual, until: 400)
         XCTAssertEqual(driver.failureCount, 3)
         XCTAssertEqual(reported.count, 1)
         // After the failures the driver caught up with the blink.

@@ -1,0 +1,30 @@
+/// One POST to send.
+struct TransferRequest {
+    var url: String
+    var headers: [String]
+    var body: [UInt8]
+    var timeout: Duration
+    var connectTimeout: Duration
+    /// Extra trusted CAs (PEM, the system bundle included), or `nil` for the defaults.
+    var caBundle: [UInt8]?
+}
+
+/// A finished transfer: the id `start` returned and how the attempt ended.
+typealias TransferCompletion = (id: UInt64, result: AttemptResult)
+
+/// What the forwarder needs of an HTTP client on the loop: start POSTs, hear how they
+/// ended, abandon them. libcurl's multi interface (`HTTPTransfers`) is the one real
+/// implementation; the seam is here so the forwarder's decisions (backoff, Retry-After,
+/// store outages, the in-flight cap) are tested against a scripted server on a
+/// `VirtualEventLoop`, without sockets or sleeping.
+protocol TransferSession: AnyObject {
+    /// Called on the loop with every batch of finished transfers, so the caller can
+    /// record them in one store transaction. Never called from inside `start`.
+    var onCompletions: ([TransferCompletion]) -> Void { get set }
+    /// Starts a POST; its result comes through `onCompletions`.
+    func start(_ request: TransferRequest) throws(ForwarderError) -> UInt64
+    /// Abandons every transfer (no completion is reported for them).
+    func cancelAll()
+    /// At most this many connections to the server at once.
+    func setMaxConnections(_ count: Int)
+}
