@@ -14,7 +14,7 @@ final class TransportDriverTests: XCTestCase {
         let transport = BTSnoopReplayTransport(path: path)
         transport.batchSize = 16
         try transport.open()
-        let loop = EventLoop()
+        let loop = VirtualEventLoop().loop
         var received: [HCIPacket] = []
         var ended = false
         var failure: TransportError?
@@ -36,13 +36,13 @@ final class TransportDriverTests: XCTestCase {
     }
 
     /// A descriptor transport: packets arrive through readability, and a closed peer is a
-    /// failure callback.
+    /// failure callback. On virtual time: the peer's writes come from timers, nothing waits.
     func testDescriptorTransportDeliversAndReportsClose() throws {
         var ends: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
         let transport = SocketPairTransport(fd: ends[0])
         let peer = ends[1]
-        let loop = EventLoop()
+        let loop = VirtualEventLoop().loop
         var received: [HCIPacket] = []
         var failure: TransportError?
         let driver = TransportDriver(
@@ -63,7 +63,31 @@ final class TransportDriverTests: XCTestCase {
         transport.close()
     }
 
-    /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer.
+    /// With read coalescing, a read pauses reading for the interval: a burst that arrives
+    /// meanwhile is delivered in one batch when it ends, not one callback per packet.
+    func testReadCoalescingDeliversABurstInOneBatch() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer); transport.close() }
+        let virtual = VirtualEventLoop()
+        var batches: [(Instant, Int)] = []
+        let driver = TransportDriver(transport: transport, loop: virtual.loop,
+                                     onPackets: { batches.append((virtual.now, $0.count)) }, onFailure: { XCTFail("\($0)") })
+        driver.readCoalescing = .milliseconds(10)
+        driver.start()
+        for at: Int64 in [0, 2, 4, 7, 12] {
+            virtual.loop.schedule(after: .milliseconds(at)) { _ = try? writeAll(peer, Packets.resetComplete.h4Bytes) }
+        }
+        try virtual.advance(by: .milliseconds(50))
+        XCTAssertEqual(batches.map(\.1), [1, 3, 1])
+        XCTAssertEqual(batches.map(\.0), [0, 10, 20].map { .zero + .milliseconds($0) })
+        driver.stop()
+    }
+
+    /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer
+    /// (on virtual time: exactly one interval after the packet, and not before).
     func testDriverFlushesACaptureWhileIdle() throws {
         let path = temporaryPath(self, "idle.btsnoop")
         let transport = try XCTUnwrap(try makeTransport(.btsnoop(path: "unused"), capturePath: path) as? CapturingTransport)
@@ -71,29 +95,19 @@ final class TransportDriverTests: XCTestCase {
         let scripted = CapturingTransport(wrapping: ScriptedTransport(), path: path)
         try scripted.open()
         defer { scripted.close() }
-        let loop = EventLoop()
-        let driver = TransportDriver(transport: scripted, loop: loop, onPackets: { _ in }, onFailure: { _ in })
-        driver.captureFlushInterval = .milliseconds(2)
+        let virtual = VirtualEventLoop()
+        let driver = TransportDriver(transport: scripted, loop: virtual.loop, onPackets: { _ in }, onFailure: { _ in })
+        driver.captureFlushInterval = .seconds(1)
         driver.start()
         try driver.send(Packets.reset)
         let header = BTSnoop.fileHeader(datalink: .h4)
+        try virtual.advance(by: .milliseconds(999))
         XCTAssertEqual(try readFile(path), header, "buffered, not yet written")
-        var flushed = false
-        func check() {
-            if (try? readFile(path)) != header {
-                flushed = true
-                loop.stop()
-            } else {
-                loop.schedule(after: .milliseconds(1), check)
-            }
-        }
-        loop.schedule(after: .milliseconds(1), check)
-        loop.schedule(after: .seconds(30)) { loop.stop() } // only if the flush never comes
-        try loop.run()
-        XCTAssertTrue(flushed)
+        try virtual.advance(by: .milliseconds(1))
         XCTAssertEqual(try readFile(path).count, header.count + BTSnoop.recordHeaderLength + Packets.reset.h4Bytes.count)
+        XCTAssertEqual(virtual.loop.scheduledTimerCount, 1, "the next flush")
         driver.stop()
-        XCTAssertEqual(loop.scheduledTimerCount, 1) // the fallback only; the flush timer is gone
+        XCTAssertEqual(virtual.loop.scheduledTimerCount, 0, "the flush timer is gone")
     }
 
     /// Output the socket did not take (EAGAIN, partial writes) stays queued in order and
