@@ -11,8 +11,6 @@ import Glibc
 ///
 /// This file is the only one that touches libcurl.
 final class HTTPTransfers: TransferSession {
-    typealias Completion = TransferCompletion
-
     private let loop: EventLoop
     private let multi: UnsafeMutableRawPointer
     private var sockets: [Int32: EventLoop.Registration] = [:]
@@ -21,7 +19,7 @@ final class HTTPTransfers: TransferSession {
     private var nextID: UInt64 = 1
     /// Called with every batch of finished transfers (one `socket_action`'s worth), so
     /// the caller can record them in one store transaction.
-    var onCompletions: ([Completion]) -> Void = { _ in }
+    var onCompletions: ([TransferCompletion]) -> Void = { _ in }
 
     /// The state of one transfer that libcurl's callbacks reach through a raw pointer.
     final class Transfer {
@@ -223,7 +221,7 @@ final class HTTPTransfers: TransferSession {
     }
 
     private func collectFinished() {
-        var finished: [Completion] = []
+        var finished: [TransferCompletion] = []
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }

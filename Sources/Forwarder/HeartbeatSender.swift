@@ -18,17 +18,24 @@ public final class HeartbeatSender {
     }
 
     public private(set) var configuration: ForwarderConfiguration
-    private let transfers: HTTPTransfers
+    private let transfers: any TransferSession
     private var caBundle: [UInt8]?
     private var inFlight: UInt64?
     private let onOutcome: (Outcome) -> Void
 
-    public init(loop: EventLoop, configuration: ForwarderConfiguration,
-                onOutcome: @escaping (Outcome) -> Void) throws(ForwarderError) {
+    public convenience init(loop: EventLoop, configuration: ForwarderConfiguration,
+                            onOutcome: @escaping (Outcome) -> Void) throws(ForwarderError) {
+        try self.init(loop: loop, configuration: configuration,
+                      transfers: try HTTPTransfers(loop: loop, maxConnections: 1), onOutcome: onOutcome)
+    }
+
+    /// - Parameter transfers: libcurl's in production; a scripted one in tests.
+    init(loop: EventLoop, configuration: ForwarderConfiguration, transfers: any TransferSession,
+         onOutcome: @escaping (Outcome) -> Void) throws(ForwarderError) {
         self.configuration = configuration
         self.onOutcome = onOutcome
         caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        transfers = try HTTPTransfers(loop: loop, maxConnections: 1)
+        self.transfers = transfers
         transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
     }
 
@@ -67,7 +74,7 @@ public final class HeartbeatSender {
         }
     }
 
-    private func finished(_ completions: [HTTPTransfers.Completion]) {
+    private func finished(_ completions: [TransferCompletion]) {
         for (id, result) in completions where id == inFlight {
             inFlight = nil
             switch result {
