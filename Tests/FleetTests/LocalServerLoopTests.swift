@@ -14,13 +14,19 @@ final class LocalServerLoopTests: XCTestCase {
                         refusal: { _ in Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8) })
     }
 
-    func testAnAnsweredClientIsClosedWhenItHangsUp() throws {
+    /// A server with one client accepted.
+    private func serverWithAClient() throws -> (VirtualEventLoop, LocalServer, Int32) {
         let virtual = VirtualEventLoop()
         let server = try makeServer(virtual)
         let client = try connect(server)
-        defer { close(client) }
         try virtual.runReady()
         XCTAssertEqual(server.openConnections, 1)
+        return (virtual, server, client)
+    }
+
+    func testAnAnsweredClientIsClosedWhenItHangsUp() throws {
+        let (virtual, server, client) = try serverWithAClient()
+        defer { close(client) }
         send(client, "GET /metrics HTTP/1.1\r\n\r\n")
         try virtual.runReady()
         XCTAssertEqual(receiveAll(client), "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", "answered, then the server's side shut")
@@ -31,11 +37,8 @@ final class LocalServerLoopTests: XCTestCase {
     }
 
     func testASlowClientIsCutOffExactlyAtTheTimeLimit() throws {
-        let virtual = VirtualEventLoop()
-        let server = try makeServer(virtual)
-        let client = try connect(server)
+        let (virtual, server, client) = try serverWithAClient()
         defer { close(client) }
-        try virtual.runReady()
         send(client, "GET /met")
         try virtual.advance(by: .seconds(5) - .milliseconds(1))
         XCTAssertEqual(server.openConnections, 1, "still within the limit")
