@@ -2,7 +2,6 @@ import EventLoop
 import Store
 import XCTest
 @testable import Forwarder
-@testable import Store
 
 /// The forwarder against a hostile world: a URL that would send in clear text, a server
 /// that asks for no wait at all. (A wall clock stepped back and a store that cannot record:
