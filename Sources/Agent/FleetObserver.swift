@@ -35,6 +35,8 @@ final class FleetObserver {
     var metricsServer: LocalServer?
     var statusServer: LocalServer?
     var textfileTimer: EventLoop.TimerHandle?
+    /// The roster from the server (GatewayAgent+Roster); nil without `[server] roster = true`.
+    var serverRoster: ServerRosterDriver?
     var textfileFailing = false
 
     init(now: Instant, wallMilliseconds: Int64) {

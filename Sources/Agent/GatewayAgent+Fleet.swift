@@ -25,6 +25,7 @@ extension GatewayAgent {
     }
 
     func stopFleet() {
+        stopRoster()
         fleet.heartbeat?.stop()
         fleet.heartbeat = nil
         if let timer = fleet.heartbeatTimer { loop.cancel(timer) }
@@ -65,7 +66,7 @@ extension GatewayAgent {
             uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
             mode: fleet.mode, controller: fleet.controller(link?.host.state, info: link?.host.controllerInfo),
             scanning: link?.host.isControllerAnswering ?? false, present: presence.openVisits,
-            reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: fleet.roster,
+            reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: rosterStatus(),
             lastEventAtMillis: fleet.lastEventAtMillis, counters: fleet.counters,
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
@@ -215,5 +216,6 @@ extension GatewayAgent {
         guard mode != fleet.mode else { return }
         fleet.mode = mode
         log.log(.notice, mode == .paused ? "check-ins paused by the server" : "check-ins resumed by the server", ["mode": mode.rawValue])
+        showMode()
     }
 }
