@@ -17,6 +17,10 @@ final class ServerRosterDriver {
     var file: GatewayConfiguration
     var fetcher: RosterFetcher?
     var timer: EventLoop.TimerHandle?
+    /// When the answer being handled arrived: a switch's log line says what it took.
+    var answerArrived: Instant?
+    /// What validating the answer took (parse included).
+    var validation: Duration = .zero
 
     init(file: GatewayConfiguration, pollInterval: Duration) {
         self.file = file
@@ -25,8 +29,11 @@ final class ServerRosterDriver {
 
     /// Checks a roster document beside the file's persons (same rules, JSON paths).
     var validate: RosterSync<ServerRoster>.Validate {
-        { [file] body in
-            ServerRoster.validate(body, alongside: file)
+        { [unowned self, file] body in
+            let clock = SystemClock()
+            let started = clock.now
+            defer { self.validation = clock.now - started }
+            return ServerRoster.validate(body, alongside: file)
                 .map { roster in
                     RosterSync.Accepted(revision: roster.revision, mode: roster.mode == .paused ? .paused : .active,
                                         persons: roster.persons.count, roster: roster)
@@ -147,15 +154,24 @@ extension GatewayAgent {
                     log.log(.error, "cannot keep the server roster", ["error": error.description])
                 }
             case let .report(report):
-                log(report)
+                log(report, driver)
             }
         }
     }
 
-    private func log(_ report: RosterSync<ServerRoster>.Report) {
+    private func log(_ report: RosterSync<ServerRoster>.Report, _ driver: ServerRosterDriver) {
         switch report {
         case let .inForce(revision, persons, fromDisk):
-            log.log(.notice, "server roster in force", ["revision": revision, "persons": "\(persons)", "from": fromDisk ? "disk" : "server"])
+            let from = fromDisk ? "disk" : "server"
+            if let arrived = driver.answerArrived {
+                // Parse, validation and apply (presence, matcher, connections): the switch.
+                log.log(.notice, "server roster in force", [
+                    "revision": revision, "persons": "\(persons)", "from": from,
+                    "took_ms": Self.milliseconds(systemClock.now - arrived), "validate_ms": Self.milliseconds(driver.validation),
+                ])
+            } else {
+                log.log(.notice, "server roster in force", ["revision": revision, "persons": "\(persons)", "from": from])
+            }
         case let .refused(message):
             log.log(.error, "server roster refused, the previous one stays", ["error": message])
         case let .withdrawn(message):
@@ -174,10 +190,18 @@ extension GatewayAgent {
         case let .roster(etag, body): answer = .roster(etag: etag, body: body)
         case let .failed(reason): answer = .failed(reason)
         }
+        driver.answerArrived = systemClock.now
+        defer { driver.answerArrived = nil }
         let actions = driver.sync.answered(answer, at: loop.now, validate: driver.validate)
         fleet.counters.rosterFetches = driver.sync.counts
         perform(actions, driver)
         scheduleRosterFetch(driver)
+    }
+
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        let millis = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        return "\((millis * 10).rounded() / 10)"
     }
 
     /// The first request, as soon as the loop runs (the LEDs exist by then: show the mode).
