@@ -30,6 +30,8 @@ final class FleetObserver {
 
     var heartbeat: HeartbeatSender?
     var heartbeatTimer: EventLoop.TimerHandle?
+    /// The interval the heartbeat timer runs at.
+    var heartbeatInterval: Duration?
     /// Whether the last heartbeat failed: failures and recoveries are logged once each.
     var heartbeatFailing: Bool?
     var metricsServer: LocalServer?

@@ -42,6 +42,13 @@ extension GatewayAgent {
             stopMetrics()
             startMetrics(fresh.metrics)
         }
+        // Same interval (a roster switch changes persons only): new settings, same schedule,
+        // so the first heartbeat still goes out within 5 s of start.
+        if let sender = fleet.heartbeat, let server = fresh.server, let interval = server.heartbeatInterval,
+           interval == fleet.heartbeatInterval,
+           (try? sender.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))) != nil {
+            return
+        }
         fleet.heartbeat?.stop()
         fleet.heartbeat = nil
         if let timer = fleet.heartbeatTimer { loop.cancel(timer) }
@@ -94,6 +101,7 @@ extension GatewayAgent {
             log.log(.error, "cannot send heartbeats", ["error": "\(error)"])
             return
         }
+        fleet.heartbeatInterval = interval
         scheduleHeartbeat(after: first ? min(interval, Self.firstHeartbeatDelay) : interval)
     }
 

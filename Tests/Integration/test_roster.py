@@ -14,6 +14,7 @@ import pathlib
 import signal
 import socket
 import stat
+import time
 
 import pytest
 
@@ -36,9 +37,10 @@ def roster(revision: str, *persons: dict, mode: str | None = None) -> dict:
 
 
 def roster_config(tmp_path: pathlib.Path, world, server, file_persons: list[int], *, url: str | None = None,
-                  port: int | None = None) -> pathlib.Path:
+                  port: int | None = None, heartbeat_s: float = 1) -> pathlib.Path:
     config = write_config(tmp_path, world.transport, file_persons, server=server)
-    text = config.read_text().replace("max_backoff_s = 2", "max_backoff_s = 2\nheartbeat_s = 1\nroster = true\nroster_poll_s = 1")
+    text = config.read_text().replace(
+        "max_backoff_s = 2", f"max_backoff_s = 2\nheartbeat_s = {heartbeat_s}\nroster = true\nroster_poll_s = 1")
     if url is not None:
         text = text.replace(f'url = "{server.url}"', f'url = "{url}"')
     if port is not None:
@@ -156,8 +158,11 @@ def test_a_restart_with_the_server_down_starts_with_the_last_good_roster(gateway
                                                                          event_server, tmp_path):
     world = world_factory(scenario(world_tag(1, distance=1.0)))
     event_server.control(roster=roster("r-7", roster_person(1)))
-    config = roster_config(tmp_path, world, event_server, [0])
+    config = roster_config(tmp_path, world, event_server, [0], heartbeat_s=30)
+    started = time.monotonic()
     agent = agents(gateway_bin, config)
+    # Putting the first roster in force does not push the first heartbeat back.
+    assert wait_until(lambda: heartbeats(event_server), 5, "the first heartbeat")[0]["t"] - started <= 5
     wait_until(lambda: delivered(event_server, "checkin", "u_02") == 1, 20, "u_02's checkin under the server roster")
     kept = tmp_path / "state" / "roster.json"
     wait_until(kept.exists, 10, "the roster kept in state_dir")
