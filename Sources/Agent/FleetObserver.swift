@@ -6,13 +6,13 @@ import Host
 
 /// What the agent keeps for the heartbeat, the metrics and `status` (see docs/fleet.md):
 /// counters bumped as things happen (one increment each), the mode and roster status in
-/// one place (the server roster will set them), the last few events, and the endpoints.
+/// one place (the server roster sets them), the last few events, and the endpoints.
 final class FleetObserver {
     // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
     @exclusivity(unchecked) var counters = FleetCounters()
-    /// Checking people in or paused; only the server roster will ever change it.
+    /// Checking people in or paused; only the server roster changes it.
     var mode: FleetMode = .active
-    /// Where persons come from; the server roster will replace it when in force.
+    /// The file's persons; `rosterStatus()` reports the server roster instead while one is in force.
     var roster = RosterStatus.file(persons: 0)
     var lastEventAtMillis: Int64?
     private(set) var recentEvents: [RecentEvent] = []

@@ -240,3 +240,33 @@ def test_nobody_new_is_checked_in_while_paused_and_arrivals_count_once_resumed(
     event_server.control(roster=roster("r-2"))
     wait_until(lambda: delivered(event_server, "checkin", "u_01") == 1, 20, "the checkin once resumed")
     assert agent.stop() == 0
+
+
+def test_sighup_merges_the_server_persons_again_and_withdraws_them_when_the_file_takes_their_id(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0), world_tag(1, distance=1.0)))
+    event_server.control(roster=roster("r-1", roster_person(1)))
+    config = roster_config(tmp_path, world, event_server, [0])
+    agent = agents(gateway_bin, config)
+    wait_until(lambda: delivered(event_server, "checkin", "u_02") == 1, 20, "u_02 checked in from the roster")
+    wait_until(lambda: delivered(event_server, "checkin", "u_01") == 1, 20, "u_01 checked in from the file")
+
+    # A reload of the unchanged file keeps the server's persons, and their visits.
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration reloaded persons=2 ", count=2)
+    last_beat(event_server, lambda b: b["roster"]["source"] == "server" and b["present"] == 2, 10,
+              "a heartbeat after the reload with both present")
+    assert delivered(event_server, "checkout", "u_02") == 0
+
+    # The file now holds u_02 itself: the server's roster no longer fits and is withdrawn
+    # (the file's u_02 is the same person: the visit goes on); the roster error says why.
+    config = roster_config(tmp_path, world, event_server, [0, 1])
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"server roster withdrawn: .*r-1: persons\[0\]\.id: duplicate person id")
+    beat = last_beat(event_server, lambda b: b["roster"]["source"] == "file", 10, "a heartbeat with the file's roster")
+    assert beat["roster"]["persons"] == 2 and beat["roster"]["error"].startswith("r-1: persons[0].id:")
+    assert beat["present"] == 2 and delivered(event_server, "checkout", "u_02") == 0
+    # Asked again in full (no If-None-Match), and refused again while the file holds u_02.
+    wait_until(lambda: any("if-none-match" not in r["headers"] for r in roster_requests(event_server)[2:]), 10,
+               "a request without If-None-Match after the withdrawal")
+    assert agent.stop() == 0
