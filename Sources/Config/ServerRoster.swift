@@ -18,8 +18,9 @@ public struct ServerRoster: Hashable, Sendable {
         self.persons = persons
     }
 
-    /// A larger answer is refused unread: 5,000 persons with two tags each take ~2 MiB.
-    public static let maximumSize = 16 << 20
+    /// A larger answer is refused unread: 5,000 persons with a tag each take under 1 MiB,
+    /// and the parsed document of a 4 MiB one already takes tens of MiB on a Pi.
+    public static let maximumSize = 4 << 20
 
     /// Validates a roster document (JSON, camelCase keys) alongside `configuration`: its
     /// persons must be valid `[[person]]`s whose ids and identities the file does not use,
