@@ -156,4 +156,45 @@ final class ServerRosterTests: XCTestCase {
         try assertRefused(#"{"revision": "r-8", "persons": [], "x": -1.5e3}"#, "r-8: x: unknown key (known here: revision, mode, persons)")
         try assertRefused(#"{"revision": "r-8", "persons": [], "x": 01}"#, "JSON syntax error at byte 41: ',' or '}' was expected")
     }
+
+    func testAnInvalidIRKIsNeverEchoed() throws {
+        let irk = "00112233445566778899aabbccddeeZZ"
+        switch try validate(#"{"revision": "r-9", "persons": [{"id": "u", "tags": [{"id": "t", "irk": "\#(irk)"}]}]}"#) {
+        case .success: XCTFail("an invalid IRK was accepted")
+        case let .failure(error):
+            XCTAssertTrue(error.description.hasPrefix("r-9: persons[0].tags[0].irk: must be"), error.description)
+            XCTAssertFalse(error.description.contains(irk))
+        }
+    }
+
+    /// Hostile bytes: every mutation of a valid roster is either valid or refused with a
+    /// message; none crashes or hangs.
+    func testMutatedRostersAreAcceptedOrRefusedWithAMessage() throws {
+        let file = try configuration()
+        let valid = Array(#"{"revision": "r-1", "mode": "paused", "persons": [{"id": "u_1", "name": "A\u00e9", "requireProof": false, "tags": [{"id": "t-1", "ibeacon": "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2", "track": "advertising"}]}]}"#.utf8)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(truncatingIfNeeded: state >> 33)
+        }
+        let alphabet = Array(#"{}[]",:\ 0123456789-eE.truefalsnul"#.utf8) + [0x00, 0x0A, 0xC3, 0xFF]
+        var accepted = 0
+        for _ in 0 ..< 3000 {
+            var bytes = valid
+            for _ in 0 ..< 1 + next() % 4 {
+                let position = next() % bytes.count
+                switch next() % 3 {
+                case 0: bytes.remove(at: position)
+                case 1: bytes.insert(alphabet[next() % alphabet.count], at: position)
+                default: bytes[position] = alphabet[next() % alphabet.count]
+                }
+                if bytes.isEmpty { bytes = [0x7B] }
+            }
+            switch ServerRoster.validate(bytes, alongside: file) {
+            case .success: accepted += 1
+            case let .failure(error): XCTAssertFalse(error.description.isEmpty)
+            }
+        }
+        XCTAssertLessThan(accepted, 3000, "the mutations break some rosters")
+    }
 }
