@@ -6,13 +6,13 @@ import Host
 
 /// What the agent keeps for the heartbeat, the metrics and `status` (see docs/fleet.md):
 /// counters bumped as things happen (one increment each), the mode and roster status in
-/// one place (the server roster will set them), the last few events, and the endpoints.
+/// one place (the server roster sets them), the last few events, and the endpoints.
 final class FleetObserver {
     // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
     @exclusivity(unchecked) var counters = FleetCounters()
-    /// Checking people in or paused; only the server roster will ever change it.
+    /// Checking people in or paused; only the server roster changes it.
     var mode: FleetMode = .active
-    /// Where persons come from; the server roster will replace it when in force.
+    /// The file's persons; `rosterStatus()` reports the server roster instead while one is in force.
     var roster = RosterStatus.file(persons: 0)
     var lastEventAtMillis: Int64?
     private(set) var recentEvents: [RecentEvent] = []
@@ -30,11 +30,15 @@ final class FleetObserver {
 
     var heartbeat: HeartbeatSender?
     var heartbeatTimer: EventLoop.TimerHandle?
+    /// The interval the heartbeat timer runs at.
+    var heartbeatInterval: Duration?
     /// Whether the last heartbeat failed: failures and recoveries are logged once each.
     var heartbeatFailing: Bool?
     var metricsServer: LocalServer?
     var statusServer: LocalServer?
     var textfileTimer: EventLoop.TimerHandle?
+    /// The roster from the server (GatewayAgent+Roster); nil without `[server] roster = true`.
+    var serverRoster: ServerRosterDriver?
     var textfileFailing = false
 
     init(now: Instant, wallMilliseconds: Int64) {

@@ -140,6 +140,7 @@ extension GatewayAgent {
         }
         leds?.update { engine, now in engine.setOutbox(amber, at: now) }
         var summary = scanning ? "scanning" : "controller unavailable"
+        if fleet.mode == .paused { summary += " · paused" }
         summary += " · \(presence.openVisits) present · outbox \(backlog)"
         if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
         var messages: [ServiceNotification] = [.status(summary)]

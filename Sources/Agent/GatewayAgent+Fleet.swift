@@ -25,6 +25,7 @@ extension GatewayAgent {
     }
 
     func stopFleet() {
+        stopRoster()
         fleet.heartbeat?.stop()
         fleet.heartbeat = nil
         if let timer = fleet.heartbeatTimer { loop.cancel(timer) }
@@ -40,6 +41,13 @@ extension GatewayAgent {
         if fresh.metrics != configuration.metrics {
             stopMetrics()
             startMetrics(fresh.metrics)
+        }
+        // Same interval (a roster switch changes persons only): new settings, same schedule,
+        // so the first heartbeat still goes out within 5 s of start.
+        if let sender = fleet.heartbeat, let server = fresh.server, let interval = server.heartbeatInterval,
+           interval == fleet.heartbeatInterval,
+           (try? sender.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))) != nil {
+            return
         }
         fleet.heartbeat?.stop()
         fleet.heartbeat = nil
@@ -65,7 +73,7 @@ extension GatewayAgent {
             uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
             mode: fleet.mode, controller: fleet.controller(link?.host.state, info: link?.host.controllerInfo),
             scanning: link?.host.isControllerAnswering ?? false, present: presence.openVisits,
-            reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: fleet.roster,
+            reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: rosterStatus(),
             lastEventAtMillis: fleet.lastEventAtMillis, counters: fleet.counters,
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
@@ -93,6 +101,7 @@ extension GatewayAgent {
             log.log(.error, "cannot send heartbeats", ["error": "\(error)"])
             return
         }
+        fleet.heartbeatInterval = interval
         scheduleHeartbeat(after: first ? min(interval, Self.firstHeartbeatDelay) : interval)
     }
 
@@ -215,5 +224,6 @@ extension GatewayAgent {
         guard mode != fleet.mode else { return }
         fleet.mode = mode
         log.log(.notice, mode == .paused ? "check-ins paused by the server" : "check-ins resumed by the server", ["mode": mode.rawValue])
+        showMode()
     }
 }

@@ -139,6 +139,7 @@ public final class GatewayAgent {
         } catch {
             return .failed(error.description)
         }
+        startRoster()
         restorePresence()
         startLEDs()
         startForwarder()
@@ -552,7 +553,7 @@ public final class GatewayAgent {
             for issue in error.issues { log.log(.error, "\(issue)") }
             return
         }
-        apply(fresh)
+        apply(mergingServerRoster(fresh))
     }
 
     /// Puts a validated configuration in force: the one path for SIGHUP and for a new

@@ -2,6 +2,9 @@
 struct ConfigPath: Hashable, Sendable, CustomStringConvertible {
     enum Component: Hashable, Sendable {
         case key(String)
+        /// A key exactly as a document wrote it, never renamed (an unknown key of a JSON
+        /// document, see ``DocumentDialect``).
+        case literal(String)
         /// An element of an array (of tables), counted from 1 in file order, as people count.
         case element(Int)
     }
@@ -26,7 +29,7 @@ struct ConfigPath: Hashable, Sendable, CustomStringConvertible {
         var text = ""
         for component in components {
             switch component {
-            case let .key(key):
+            case let .key(key), let .literal(key):
                 if !text.isEmpty { text += "." }
                 // Keys come from the file: quoted (escaped, bounded) unless plainly bare.
                 text += ConfigPath.isBare(key) && key.utf8.count <= 64 ? key : quoted(key)

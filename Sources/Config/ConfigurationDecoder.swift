@@ -152,10 +152,14 @@ struct ConfigurationDecoder {
         let timeout = table.seconds("timeout_s") ?? .seconds(4)
         let maxBackoff = table.seconds("max_backoff_s") ?? .seconds(300)
         let heartbeat = decodeHeartbeat(&table)
+        let roster = table.boolean("roster") ?? false
+        let rosterPoll = decodeRosterPoll(&table)
         guard let url, !table.isInvalid("url") else { return nil }
         var server = GatewayConfiguration.Server(url: url, tokenFile: token.path, token: token.bytes, caFile: caFile,
                                                  timeout: timeout, maxBackoff: maxBackoff)
         server.heartbeatInterval = heartbeat
+        server.roster = roster
+        server.rosterPollInterval = rosterPoll
         return server
     }
 
@@ -273,20 +277,27 @@ struct ConfigurationDecoder {
         guard let tables = root.tables("person") else {
             return root.isInvalid("person") ? nil : []
         }
+        var registry = PersonRegistry()
+        return decodePersons(tables, complete: !root.isInvalid("person"), security: security, registry: &registry)
+    }
+
+    /// The persons of `tables` (`[[person]]`, or a server roster's `persons`); nil when
+    /// any is invalid (reported). Ids and identities must be new to `registry`.
+    func decodePersons(
+        _ tables: [TableReader], complete: Bool, security: GatewayConfiguration.Security, registry: inout PersonRegistry
+    ) -> [Person]? {
         var persons = [Person]()
-        var personIDs = [String: ConfigPath]()
-        var tagIDs = [String: ConfigPath]()
-        var identities = [TagIdentity: ConfigPath]()
-        var complete = !root.isInvalid("person")
+        persons.reserveCapacity(tables.count)
+        var complete = complete
         for var table in tables {
             defer { table.reportUnknownKeys() }
             let id = table.identifier("id")
             if !table.contains("id") { table.reportMissing("id") }
             if let id {
-                if let first = personIDs[id] {
-                    table.report("id", "duplicate person id \(quoted(id)), already used by \(first)")
+                if let first = registry.personIDs[id] {
+                    table.report("id", "duplicate person id \(quoted(id)), already used by \(describe(first))")
                 } else {
-                    personIDs[id] = table.path
+                    registry.personIDs[id] = .here(table.path)
                 }
             }
             let name = table.text("name")
@@ -299,7 +310,7 @@ struct ConfigurationDecoder {
             }
             for var tagTable in tagTables {
                 defer { tagTable.reportUnknownKeys() }
-                let tag = decodeTag(&tagTable, tagIDs: &tagIDs, identities: &identities)
+                let tag = decodeTag(&tagTable, registry: &registry)
                 if let tag, requireProof, tag.key == nil, security.masterKeyFile == nil, !tagTable.isInvalid("key") {
                     diagnostics.report(
                         tagTable.path,
@@ -317,16 +328,22 @@ struct ConfigurationDecoder {
         return complete ? persons : nil
     }
 
-    private func decodeTag(
-        _ table: inout TableReader, tagIDs: inout [String: ConfigPath], identities: inout [TagIdentity: ConfigPath]
-    ) -> Tag? {
+    private func describe(_ owner: PersonRegistry.Owner) -> String {
+        switch owner {
+        case let .here(path): diagnostics.describe(path)
+        case let .configurationFile(person, tag):
+            "person[\(person + 1)]\(tag.map { ".tag[\($0 + 1)]" } ?? "") of the configuration file"
+        }
+    }
+
+    private func decodeTag(_ table: inout TableReader, registry: inout PersonRegistry) -> Tag? {
         let id = table.identifier("id")
         if !table.contains("id") { table.reportMissing("id") }
         if let id {
-            if let first = tagIDs[id] {
-                table.report("id", "duplicate tag id \(quoted(id)), already used by \(first)")
+            if let first = registry.tagIDs[id] {
+                table.report("id", "duplicate tag id \(quoted(id)), already used by \(describe(first))")
             } else {
-                tagIDs[id] = table.path
+                registry.tagIDs[id] = .here(table.path)
             }
         }
 
@@ -337,10 +354,10 @@ struct ConfigurationDecoder {
             if key == "irk", refuseInlineSecret(key, in: &table) { continue }
             do throws(TagIdentity.ParseError) {
                 let identity = try TagIdentity.parse(key: key, value: text)
-                if let first = identities[identity] {
-                    table.report(key, "the same \(key) is already configured for \(first); a tag must be recognisable on its own")
+                if let first = registry.identities[identity] {
+                    table.report(key, "the same \(diagnostics.documentKey(key)) is already configured for \(describe(first)); a tag must be recognisable on its own")
                 } else {
-                    identities[identity] = table.path
+                    registry.identities[identity] = .here(table.path)
                     tagIdentities.append(identity)
                 }
             } catch {
@@ -355,7 +372,7 @@ struct ConfigurationDecoder {
             }
         }
         if !identityKeys.contains(where: { table.contains($0) }) {
-            diagnostics.report(table.path, "a tag needs at least one identity: ibeacon, eddystone_uid, address or irk")
+            diagnostics.report(table.path, "a tag needs at least one identity: ibeacon, \(diagnostics.documentKey("eddystone_uid")), address or irk")
         }
 
         var key: [UInt8]?
@@ -371,6 +388,36 @@ struct ConfigurationDecoder {
               !identityKeys.contains(where: { table.isInvalid($0) }), !table.isInvalid("key")
         else { return nil }
         return Tag(id: id, identities: tagIdentities, key: key, track: track)
+    }
+}
+
+/// Person ids, tag ids and tag identities already taken, and by whom: each must be
+/// unique across every person in force, the file's and the server's alike.
+struct PersonRegistry {
+    enum Owner {
+        /// In the document being decoded.
+        case here(ConfigPath)
+        /// A person (and tag) of the configuration file, counted from 0.
+        case configurationFile(person: Int, tag: Int?)
+    }
+
+    var personIDs: [String: Owner] = [:]
+    var tagIDs: [String: Owner] = [:]
+    var identities: [TagIdentity: Owner] = [:]
+
+    init() {}
+
+    /// Every id and identity of the configuration file's persons.
+    init(configurationFile persons: [Person]) {
+        for (personIndex, person) in persons.enumerated() {
+            personIDs[person.id] = .configurationFile(person: personIndex, tag: nil)
+            for (tagIndex, tag) in person.tags.enumerated() {
+                tagIDs[tag.id] = .configurationFile(person: personIndex, tag: tagIndex)
+                for identity in tag.identities {
+                    identities[identity] = .configurationFile(person: personIndex, tag: tagIndex)
+                }
+            }
+        }
     }
 }
 

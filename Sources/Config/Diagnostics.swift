@@ -5,15 +5,28 @@
 final class Diagnostics {
     let file: String
     private let text: String
+    /// How the document names keys and counts elements.
+    let dialect: DocumentDialect
     /// Where every key is written: built on the first issue only. A valid 2,000-person file
     /// would otherwise hold ~20,000 paths (several MiB) only to say nothing
     /// (the peak RSS target: README, "Benchmarks").
     private lazy var index = SourceIndex(text: text)
     private var issues: [ConfigIssue] = []
 
-    init(file: String, text: String) {
+    init(file: String, text: String, dialect: DocumentDialect = .toml) {
         self.file = file
         self.text = text
+        self.dialect = dialect
+    }
+
+    /// The name under which the document holds `key` (the configuration's own name).
+    func documentKey(_ key: String) -> String {
+        dialect.documentKey(key)
+    }
+
+    /// `person[2].tag[1].ibeacon` in TOML, `persons[1].tags[0].ibeacon` in JSON.
+    func describe(_ path: ConfigPath) -> String {
+        dialect.describe(path)
     }
 
     var isEmpty: Bool { issues.isEmpty }
@@ -30,7 +43,8 @@ final class Diagnostics {
             omitted += 1
             return
         }
-        issues.append(ConfigIssue(file: file, line: index.line(of: path), key: path.description, message: message))
+        let line = dialect == .toml ? index.line(of: path) : 0
+        issues.append(ConfigIssue(file: file, line: line, key: describe(path), message: message))
     }
 
     /// Problems found past ``maximumIssues``: counted, not described.
@@ -44,6 +58,42 @@ final class Diagnostics {
             .map(\.element)
         guard omitted > 0 else { return sorted }
         return sorted + [ConfigIssue(file: file, line: 0, key: "", message: "\(omitted) more problems not listed; fix these first")]
+    }
+}
+
+/// How a validated document spells keys and counts array elements. `[[person]]` tables
+/// and a server roster's `persons` (see docs/fleet.md) go through the same checks; only
+/// the names in the messages differ.
+enum DocumentDialect: Hashable, Sendable {
+    /// The configuration file: snake_case keys, elements counted from 1, issues with lines.
+    case toml
+    /// A JSON document: camelCase keys, plural array names, elements counted from 0.
+    case json
+
+    /// The configuration's names that a JSON document spells differently.
+    static let jsonNames = [
+        "person": "persons", "tag": "tags", "require_proof": "requireProof", "eddystone_uid": "eddystoneUid",
+    ]
+
+    func documentKey(_ key: String) -> String {
+        self == .toml ? key : Self.jsonNames[key] ?? key
+    }
+
+    func describe(_ path: ConfigPath) -> String {
+        guard self == .json else { return path.description }
+        var text = ""
+        for component in path.components {
+            switch component {
+            case let .key(key), let .literal(key):
+                if !text.isEmpty { text += "." }
+                let name: String
+                if case .key = component { name = documentKey(key) } else { name = key }
+                text += ConfigPath.isBare(name) && name.utf8.count <= 64 ? name : quoted(name)
+            case let .element(ordinal):
+                text += "[\(ordinal - 1)]"
+            }
+        }
+        return text
     }
 }
 

@@ -59,6 +59,9 @@ extension GatewayConfiguration {
     /// `[server] heartbeat_s`: 0 (off) or this many seconds.
     public static let heartbeatRange = 1.0 ... 86_400.0
     public static let defaultHeartbeatInterval: Duration = .seconds(60)
+    /// `[server] roster_poll_s`: seconds between two roster requests.
+    public static let rosterPollRange = 1.0 ... 86_400.0
+    public static let defaultRosterPollInterval: Duration = .seconds(60)
 }
 
 extension ConfigurationDecoder {
@@ -78,6 +81,26 @@ extension ConfigurationDecoder {
         guard range.contains(seconds) else {
             table.report("heartbeat_s", "must be 0 (off) or between \(formatNumber(range.lowerBound)) and \(formatNumber(range.upperBound)) (seconds), got \(formatNumber(seconds))")
             return nil
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    /// `[server] roster_poll_s`: the interval (the default when absent or invalid, reported).
+    func decodeRosterPoll(_ table: inout TableReader) -> Duration {
+        let fallback = GatewayConfiguration.defaultRosterPollInterval
+        guard let value = table.value("roster_poll_s") else { return fallback }
+        let seconds: Double
+        switch value {
+        case let .integer(number): seconds = Double(number)
+        case let .float(number): seconds = number
+        default:
+            table.report("roster_poll_s", "must be a number (seconds), got \(value.typeName)")
+            return fallback
+        }
+        let range = GatewayConfiguration.rosterPollRange
+        guard range.contains(seconds) else {
+            table.report("roster_poll_s", "must be between \(formatNumber(range.lowerBound)) and \(formatNumber(range.upperBound)) (seconds), got \(formatNumber(seconds))")
+            return fallback
         }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }

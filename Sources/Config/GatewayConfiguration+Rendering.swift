@@ -47,6 +47,8 @@ extension GatewayConfiguration {
             out.seconds("timeout_s", server.timeout)
             out.seconds("max_backoff_s", server.maxBackoff)
             if let heartbeat = server.heartbeatInterval { out.seconds("heartbeat_s", heartbeat) } else { out.integer("heartbeat_s", 0) }
+            out.raw("roster", "\(server.roster)")
+            out.seconds("roster_poll_s", server.rosterPollInterval)
         } else {
             out.comment("no [server]: events are stored and logged only")
         }

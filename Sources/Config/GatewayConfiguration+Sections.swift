@@ -113,6 +113,10 @@ extension GatewayConfiguration {
         public var maxBackoff: Duration
         /// Between two heartbeats (see docs/fleet.md); nil: none are sent (`heartbeat_s = 0`).
         public var heartbeatInterval: Duration? = GatewayConfiguration.defaultHeartbeatInterval
+        /// Whether persons are also taken from the server's roster (see docs/fleet.md).
+        public var roster = false
+        /// Between two roster requests.
+        public var rosterPollInterval: Duration = GatewayConfiguration.defaultRosterPollInterval
 
         public init(url: String, tokenFile: String? = nil, token: [UInt8]? = nil, caFile: String? = nil,
                     timeout: Duration = .seconds(4), maxBackoff: Duration = .seconds(300)) {

@@ -19,14 +19,14 @@ struct TableReader {
 
     func path(_ key: String) -> ConfigPath { path.appending(key) }
 
-    func contains(_ key: String) -> Bool { values[key] != nil }
+    func contains(_ key: String) -> Bool { values[diagnostics.documentKey(key)] != nil }
 
     func isInvalid(_ key: String) -> Bool { invalid.contains(key) }
 
     /// The raw value, marking `key` as one this table knows.
     mutating func value(_ key: String) -> ConfigValue? {
         known.append(key)
-        return values[key]
+        return values[diagnostics.documentKey(key)]
     }
 
     mutating func report(_ key: String, _ message: String) {
@@ -204,16 +204,18 @@ struct TableReader {
     /// Reports every key of the table that no accessor asked for, with a suggestion when it
     /// looks like a typo of a known one.
     func reportUnknownKeys() {
-        for key in values.keys.sorted() where !known.contains(key) {
+        let knownHere = known.map(diagnostics.documentKey)
+        for key in values.keys.sorted() where !knownHere.contains(key) {
+            let keyPath = diagnostics.dialect == .toml ? path(key) : ConfigPath(components: path.components + [.literal(key)])
             if diagnostics.isFull {
-                diagnostics.report(path(key), "")
+                diagnostics.report(keyPath, "")
                 continue
             }
             let what = values[key]?.isTableLike == true ? "unknown table" : "unknown key"
-            if let match = suggestion(for: key, among: known) {
-                diagnostics.report(path(key), "\(what); did you mean `\(match)`?")
+            if let match = suggestion(for: key, among: knownHere) {
+                diagnostics.report(keyPath, "\(what); did you mean `\(match)`?")
             } else {
-                diagnostics.report(path(key), "\(what) (known here: \(known.joined(separator: ", ")))")
+                diagnostics.report(keyPath, "\(what) (known here: \(knownHere.joined(separator: ", ")))")
             }
         }
     }

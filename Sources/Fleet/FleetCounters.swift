@@ -15,6 +15,7 @@ public struct FleetCounters: Hashable, Sendable {
     public var proofsFailed: UInt64 = 0
     public var heartbeatsSent: UInt64 = 0
     public var heartbeatsFailed: UInt64 = 0
+    public var rosterFetches = RosterFetchCounts()
 
     /// Answers to event deliveries, by what became of the event.
     public struct Deliveries: Hashable, Sendable {

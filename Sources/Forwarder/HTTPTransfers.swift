@@ -5,6 +5,12 @@ import GatewayCore
 import Glibc
 #endif
 
+/// The body and ETag of an answer whose request asked to keep them.
+struct ReceivedAnswer {
+    var etag: String?
+    var body: [UInt8]
+}
+
 /// libcurl's multi interface on the event loop: curl tells us (socket and timer
 /// callbacks) which descriptors to watch and when to wake it; the loop calls back and we
 /// hand the event to `curl_multi_socket_action`. Nothing here ever blocks the loop.
@@ -20,6 +26,9 @@ final class HTTPTransfers: TransferSession {
     /// Called with every batch of finished transfers (one `socket_action`'s worth), so
     /// the caller can record them in one store transaction.
     var onCompletions: ([TransferCompletion]) -> Void = { _ in }
+    /// Called, before `onCompletions`, with the kept answer of each finished transfer
+    /// whose request had an `answerLimit` and that got a response.
+    var onAnswer: (UInt64, ReceivedAnswer) -> Void = { _, _ in }
 
     /// The state of one transfer that libcurl's callbacks reach through a raw pointer.
     final class Transfer {
@@ -27,6 +36,11 @@ final class HTTPTransfers: TransferSession {
         let easy: UnsafeMutableRawPointer
         var headerList: UnsafeMutablePointer<curl_slist>?
         var retryAfter: String?
+        /// Only for requests with an `answerLimit`.
+        var answerLimit: Int?
+        var answerBody: [UInt8] = []
+        var answerTooLarge = false
+        var etag: String?
         /// libcurl writes its detailed message here: memory that must stay put for the
         /// transfer's lifetime, so not a Swift array.
         let errorBuffer: UnsafeMutablePointer<CChar>
@@ -108,12 +122,16 @@ final class HTTPTransfers: TransferSession {
         func check(_ code: CURLcode) { if code != CURLE_OK { ok = false } }
         check(ccurl_setopt_string(easy, CURLOPT_URL, request.url))
         check(ccurl_setopt_string(easy, CURLOPT_PROTOCOLS_STR, target.scheme == .https ? "https" : "http"))
-        check(ccurl_setopt_long(easy, CURLOPT_POST, 1))
-        check(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count))
-        request.body.withUnsafeBytes { raw in
-            // COPYPOSTFIELDS copies POSTFIELDSIZE bytes now: our buffer may go away.
-            var bytes = Array(raw) + [0]
-            bytes.withUnsafeMutableBytes { check(ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)) }
+        if request.isGet {
+            check(ccurl_setopt_long(easy, CURLOPT_HTTPGET, 1))
+        } else {
+            check(ccurl_setopt_long(easy, CURLOPT_POST, 1))
+            check(ccurl_setopt_long(easy, CURLOPT_POSTFIELDSIZE, request.body.count))
+            request.body.withUnsafeBytes { raw in
+                // COPYPOSTFIELDS copies POSTFIELDSIZE bytes now: our buffer may go away.
+                var bytes = Array(raw) + [0]
+                bytes.withUnsafeMutableBytes { check(ccurl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, $0.baseAddress)) }
+            }
         }
         check(ccurl_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headerList))
         check(ccurl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
@@ -150,8 +168,20 @@ final class HTTPTransfers: TransferSession {
             transfer.noteHeader(UnsafeRawBufferPointer(start: buffer, count: length))
             return length
         })
-        // The body of the answer is not needed: read and dropped, so memory stays bounded.
-        check(ccurl_setopt_write_function(easy, CURLOPT_WRITEFUNCTION) { _, size, count, _ in size &* count })
+        if let limit = request.answerLimit {
+            transfer.answerLimit = limit
+            check(ccurl_setopt_pointer(easy, CURLOPT_WRITEDATA, transferPointer))
+            check(ccurl_setopt_write_function(easy, CURLOPT_WRITEFUNCTION) { buffer, size, count, userdata in
+                let length = size &* count
+                guard let buffer, let userdata else { return length }
+                let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
+                // Returning less than given makes libcurl fail the transfer: bounded memory.
+                return transfer.keepAnswer(UnsafeRawBufferPointer(start: buffer, count: length)) ? length : 0
+            })
+        } else {
+            // The body of the answer is not needed: read and dropped, so memory stays bounded.
+            check(ccurl_setopt_write_function(easy, CURLOPT_WRITEFUNCTION) { _, size, count, _ in size &* count })
+        }
         guard ok else {
             curl_easy_cleanup(easy)
             throw .curl("libcurl refused an option (is it too old? 7.85 or newer is needed)")
@@ -234,7 +264,11 @@ final class HTTPTransfers: TransferSession {
                 continue
             }
             let transfer = Unmanaged<Transfer>.fromOpaque(UnsafeRawPointer(privatePointer)).takeUnretainedValue()
-            finished.append((transfer.id, result(of: transfer, code: code)))
+            let outcome = result(of: transfer, code: code)
+            if transfer.answerLimit != nil, case .response = outcome {
+                onAnswer(transfer.id, ReceivedAnswer(etag: transfer.etag, body: transfer.answerBody))
+            }
+            finished.append((transfer.id, outcome))
             curl_easy_cleanup(easy)
             transfers[transfer.id] = nil
         }
@@ -242,6 +276,9 @@ final class HTTPTransfers: TransferSession {
     }
 
     private func result(of transfer: Transfer, code: CURLcode) -> AttemptResult {
+        if transfer.answerTooLarge, let limit = transfer.answerLimit {
+            return .failure(TransportFailure(kind: .protocolError, message: "the answer is larger than \(limit) bytes"))
+        }
         guard code == CURLE_OK else {
             let detail = transfer.errorMessage
             let summary = String(cString: curl_easy_strerror(code))
@@ -281,15 +318,40 @@ extension HTTPTransfers.Transfer {
     func noteHeader(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: Array("HTTP/".utf8)) {
             retryAfter = nil
+            etag = nil
+            answerBody.removeAll()
             return
         }
-        let name = Array("retry-after:".utf8)
-        guard line.count > name.count, line.count <= 256 else { return }
+        if let value = Self.value(of: "retry-after:", in: line) {
+            retryAfter = value
+        } else if answerLimit != nil, let value = Self.value(of: "etag:", in: line) {
+            var trimmed = Substring(value)
+            while trimmed.first == " " || trimmed.first == "\t" { trimmed = trimmed.dropFirst() }
+            while trimmed.last == " " || trimmed.last == "\t" { trimmed = trimmed.dropLast() }
+            etag = trimmed.isEmpty ? nil : String(trimmed)
+        }
+    }
+
+    /// The value of header `name` (lowercase, with its colon) when `line` is that header,
+    /// without the line break.
+    private static func value(of name: StaticString, in line: UnsafeRawBufferPointer) -> String? {
+        let name = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        guard line.count > name.count, line.count <= 256 else { return nil }
         for (index, byte) in name.enumerated() {
             let got = line[index] >= 0x41 && line[index] <= 0x5A ? line[index] + 0x20 : line[index]
-            guard got == byte else { return }
+            guard got == byte else { return nil }
         }
         let value = line[name.count...].filter { $0 != 0x0D && $0 != 0x0A }
-        retryAfter = String(decoding: value, as: UTF8.self)
+        return String(decoding: value, as: UTF8.self)
+    }
+
+    /// Appends part of the answer's body; false (and marked) once it exceeds the limit.
+    func keepAnswer(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard let limit = answerLimit, answerBody.count + bytes.count <= limit else {
+            answerTooLarge = true
+            return false
+        }
+        answerBody.append(contentsOf: bytes)
+        return true
     }
 }

@@ -90,13 +90,8 @@ public final class HeartbeatSender {
 }
 
 extension ForwarderConfiguration {
-    /// `{url}/v1/gateways/{gateway id}/heartbeat`. The id needs no escaping: letters,
-    /// digits and `. _ - : @` are all allowed in a path segment.
-    public var heartbeatURL: String {
-        var base = url
-        while base.hasSuffix("/") { base.removeLast() }
-        return base + "/v1/gateways/" + deviceId + "/heartbeat"
-    }
+    /// `{url}/v1/gateways/{gateway id}/heartbeat`.
+    public var heartbeatURL: String { gatewayURL("heartbeat") }
 }
 
 extension RequestHeaders {

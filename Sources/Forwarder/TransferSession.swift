@@ -1,4 +1,4 @@
-/// One POST to send.
+/// One POST (or GET) to send.
 struct TransferRequest {
     var url: String
     var headers: [String]
@@ -7,6 +7,11 @@ struct TransferRequest {
     var connectTimeout: Duration
     /// Extra trusted CAs (PEM, the system bundle included), or `nil` for the defaults.
     var caBundle: [UInt8]?
+    /// A GET (the body is ignored) instead of a POST.
+    var isGet = false
+    /// Keep the answer's body and ETag, up to this many bytes (more fails the transfer);
+    /// nil drops the body unread.
+    var answerLimit: Int? = nil
 }
 
 /// A finished transfer: the id `start` returned and how the attempt ended.

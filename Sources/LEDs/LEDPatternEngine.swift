@@ -13,7 +13,7 @@ import EventLoop
 ///
 /// | LED   | highest first |
 /// | ----- | ------------- |
-/// | green | lamp test (on) > fatal (off) > decision blinks > steady on while scanning with a healthy controller > off |
+/// | green | lamp test (on) > fatal (off) > decision blinks > 1 Hz while scanning, healthy and paused by the server / steady on while scanning with a healthy controller > off |
 /// | amber | lamp test (on) > fatal (off) > refused/dead letters (steady) > waiting (1 Hz) > off |
 /// | red   | lamp test (on) > fatal (steady) > proof-failure flashes > controller down (4 Hz) > off |
 ///
@@ -49,6 +49,8 @@ public struct LEDPatternEngine: Sendable {
     private var outboxSince: Instant = .zero
     private var decisionStart: Instant?
     private var proofFailureStart: Instant?
+    /// Check-ins paused by the server since then (green blinks at 1 Hz while scanning).
+    private var pausedSince: Instant?
 
     /// All dark: not scanning, outbox empty, controller not known to be down.
     public init() {}
@@ -81,6 +83,15 @@ public struct LEDPatternEngine: Sendable {
         guard state != outbox else { return }
         outbox = state
         outboxSince = instant
+    }
+
+    /// The server paused check-ins, or resumed them (see docs/fleet.md).
+    public mutating func setPaused(_ isPaused: Bool, at instant: Instant) {
+        if isPaused {
+            if pausedSince == nil { pausedSince = instant }
+        } else {
+            pausedSince = nil
+        }
     }
 
     /// A check-in or check-out was decided: green blinks twice.
@@ -135,7 +146,7 @@ public struct LEDPatternEngine: Sendable {
         for color in LEDColor.allCases {
             consider(layer(color, at: instant).until)
         }
-        for start in [lampTestStart, fatalSince, decisionStart, proofFailureStart, controllerDownSince] {
+        for start in [lampTestStart, fatalSince, decisionStart, proofFailureStart, controllerDownSince, pausedSince] {
             consider(start)
         }
         return earliest
@@ -155,7 +166,11 @@ public struct LEDPatternEngine: Sendable {
                 return level
             }
             let healthy = controllerDownSince.map { $0 > instant } ?? true
-            return (scanning && healthy, nil)
+            guard scanning && healthy else { return (false, nil) }
+            if let since = pausedSince, since <= instant {
+                return LEDPattern.pausedBlink.level(at: instant, startedAt: since) ?? (true, nil)
+            }
+            return (true, nil)
         case .amber:
             switch outbox {
             case .empty: return (false, nil)

@@ -15,11 +15,13 @@ final class LoopbackServer: @unchecked Sendable {
     struct Answer {
         var status: Int
         var headers: [String] = []
+        var body = "{}"
     }
 
     private let listener: Int32
     let port: UInt16
     private let state = Mutex<[Request]>([])
+    private let headState = Mutex<[String]>([])
     private let decide: @Sendable (_ index: Int, _ request: Request) -> Answer
 
     init(decide: @escaping @Sendable (_ index: Int, _ request: Request) -> Answer) throws {
@@ -46,6 +48,8 @@ final class LoopbackServer: @unchecked Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
 
     var requests: [Request] { state.withLock { $0 } }
+    /// Every request's line and headers, as received.
+    var heads: [String] { headState.withLock { $0 } }
 
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
@@ -97,14 +101,16 @@ final class LoopbackServer: @unchecked Sendable {
             }
             let request = Request(key: key, body: Array(buffer[(end + 4) ..< (end + 4 + length)]))
             buffer.removeFirst(end + 4 + length)
+            headState.withLock { $0.append(head) }
             let index = state.withLock { requests in
                 requests.append(request)
                 return requests.count - 1
             }
             let answer = decide(index, request)
-            var response = "HTTP/1.1 \(answer.status) X\r\nContent-Length: 2\r\nContent-Type: application/json\r\n"
+            let content = answer.status == 304 ? "" : answer.body
+            var response = "HTTP/1.1 \(answer.status) X\r\nContent-Length: \(content.utf8.count)\r\nContent-Type: application/json\r\n"
             for header in answer.headers { response += header + "\r\n" }
-            response += "\r\n{}"
+            response += "\r\n" + content
             let bytes = Array(response.utf8)
             _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         }

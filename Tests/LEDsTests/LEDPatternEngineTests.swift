@@ -26,6 +26,28 @@ final class LEDPatternEngineTests: XCTestCase {
         XCTAssertNil(engine.nextChange(after: ms(0)))
     }
 
+    // green | 1 Hz blink | check-ins paused by the server, scanning
+    func testGreenBlinksAtOneHertzWhilePausedAndScanning() {
+        var engine = LEDPatternEngine()
+        engine.setScanning(true, at: ms(0))
+        engine.setPaused(true, at: ms(1200))
+        engine.setPaused(true, at: ms(1900)) // a repeated report keeps the phase
+        assertTimeline(engine, from: 0, to: 3500, [
+            Step(0, "G.."), Step(1700, "..."), Step(2200, "G.."), Step(2700, "..."), Step(3200, "G.."),
+        ])
+        // The decision blinks overlay it; then the blink goes on in its own phase.
+        engine.decision(at: ms(3300))
+        assertTimeline(engine, from: 3300, to: 4300, [
+            Step(3300, "G.."), Step(3400, "..."), Step(3500, "G.."), Step(3600, "..."), Step(4200, "G.."),
+        ])
+        // Not scanning: dark, paused or not. Resumed: steady again.
+        engine.setScanning(false, at: ms(5000))
+        assertTimeline(engine, from: 5000, to: 6000, [Step(5000, "...")])
+        engine.setScanning(true, at: ms(6000))
+        engine.setPaused(false, at: ms(6000))
+        assertTimeline(engine, from: 6000, to: 8000, [Step(6000, "G..")])
+    }
+
     // green | off | not scanning
     func testGreenOffWhenScanningStops() {
         var engine = LEDPatternEngine()

@@ -1,4 +1,6 @@
-"""`python -m eventserver --port 0 [--tls-dir DIR]`: runs until SIGTERM/SIGINT."""
+"""`python -m eventserver --port 0 [--tls-dir DIR] [--store FILE --roster-file FILE]`: runs until
+SIGTERM/SIGINT. With --store it is the reference server (eventserver/reference.py): events kept
+in SQLite, the roster served from an editable file, one line per event and heartbeat."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import signal
 import sys
 import threading
 
+from .reference import ReferenceServer
 from .server import EventServer
 
 
@@ -16,8 +19,13 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tls-dir", help="serve HTTPS with a self-signed CA made in this directory (ca.pem)")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--store", help="keep events in this SQLite file (the reference server)")
+    parser.add_argument("--roster-file", help="serve this JSON file as every gateway's roster (re-read when it changes)")
     args = parser.parse_args()
-    server = EventServer(host=args.host, port=args.port, tls_dir=args.tls_dir)
+    if args.store:
+        server = ReferenceServer(args.store, args.roster_file, host=args.host, port=args.port, tls_dir=args.tls_dir)
+    else:
+        server = EventServer(host=args.host, port=args.port, tls_dir=args.tls_dir)
     server.start()
     extra = f" ca={server.ca_file}" if server.ca_file else ""
     print(f"READY {server.url}{extra}", flush=True)

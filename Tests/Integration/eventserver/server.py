@@ -1,8 +1,11 @@
 """The event server: stores events by Idempotency-Key (201 first, 200 duplicate), checks
-the headers and body of docs/event-api.md, and misbehaves on request through ``POST /_control``."""
+the headers and body of docs/event-api.md, records heartbeats, serves a gateway's roster
+(docs/fleet.md: ETag = content hash, 304 on If-None-Match), and misbehaves on request
+through ``POST /_control``."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -16,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 EVENTS_PATH = "/v1/attendance/events"
 HEARTBEAT_PREFIX = "/v1/gateways/"
 HEARTBEAT_SUFFIX = "/heartbeat"
+ROSTER_SUFFIX = "/roster"
 MAX_BODY = 64 * 1024
 
 
@@ -36,6 +40,16 @@ class Faults:
         # Heartbeats only: the status to answer (None: 204) and a delay before answering.
         self.heartbeat_status: int | None = None
         self.heartbeat_delay_ms = 0
+        # Roster requests only: a status to answer instead (None: the roster), a delay,
+        # and whether the answer carries an ETag.
+        self.roster_status: int | None = None
+        self.roster_delay_ms = 0
+        self.roster_etag = True
+
+
+def roster_etag(body: bytes) -> str:
+    """The ETag of a roster document: a hash of its bytes, so an edit changes it."""
+    return '"' + hashlib.sha256(body).hexdigest()[:20] + '"'
 
 
 class State:
@@ -48,6 +62,10 @@ class State:
         self.header_problems: list[str] = []
         # Every heartbeat: t (monotonic), gateway (from the path), headers, body, status.
         self.heartbeats: list[dict] = []
+        # The roster document served to every gateway (bytes as sent; None: 404), and
+        # every roster request: t, gateway, headers, status.
+        self.roster: bytes | None = None
+        self.roster_requests: list[dict] = []
 
     def control(self, command: dict) -> dict:
         f = self.faults
@@ -84,6 +102,17 @@ class State:
                 f.heartbeat_status = None if command["heartbeat_status"] is None else int(command["heartbeat_status"])
             if "heartbeat_delay_ms" in command:
                 f.heartbeat_delay_ms = int(command["heartbeat_delay_ms"])
+            if "roster" in command:
+                roster = command["roster"]
+                self.roster = None if roster is None else json.dumps(roster).encode()
+            if "roster_raw" in command:
+                self.roster = command["roster_raw"].encode()
+            if "roster_status" in command:
+                f.roster_status = None if command["roster_status"] is None else int(command["roster_status"])
+            if "roster_delay_ms" in command:
+                f.roster_delay_ms = int(command["roster_delay_ms"])
+            if "roster_etag" in command:
+                f.roster_etag = bool(command["roster_etag"])
         return {"ok": True}
 
     def snapshot(self) -> dict:
@@ -95,6 +124,7 @@ class State:
                 "log": list(self.log),
                 "headerProblems": list(self.header_problems),
                 "heartbeats": list(self.heartbeats),
+                "rosterRequests": list(self.roster_requests),
             }
 
 
@@ -140,6 +170,8 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(200, self.state.snapshot())
         elif self.path == "/_health":
             self._answer(200, {"ok": True})
+        elif self.path.startswith(HEARTBEAT_PREFIX) and self.path.endswith(ROSTER_SUFFIX):
+            self._roster(self.path[len(HEARTBEAT_PREFIX):-len(ROSTER_SUFFIX)])
         else:
             self._answer(404, {"error": "not found"})
 
@@ -185,6 +217,49 @@ class Handler(BaseHTTPRequestHandler):
         if status == 204:
             self.send_response(204)
             self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self._answer(status, {"status": status})
+
+    def roster_document(self) -> bytes | None:
+        """The roster to serve (a subclass may read it from a file)."""
+        with self.state.lock:
+            return self.state.roster
+
+    def _roster(self, gateway: str) -> None:
+        """The roster with its ETag, 304 when If-None-Match names it, or the scripted
+        status after the scripted delay; every request recorded."""
+        with self.state.lock:
+            f = self.state.faults
+            status, delay, with_etag = f.roster_status, f.roster_delay_ms / 1000.0, f.roster_etag
+        if delay > 0:
+            time.sleep(delay)
+        body = self.roster_document()
+        etag = roster_etag(body) if body is not None else None
+        if status is None:
+            if body is None:
+                status = 404
+            elif with_etag and self.headers.get("If-None-Match") == etag:
+                status = 304
+            else:
+                status = 200
+        with self.state.lock:
+            self.state.roster_requests.append({
+                "t": time.monotonic(), "gateway": gateway, "status": status,
+                "headers": {name.lower(): value for name, value in self.headers.items()},
+            })
+        if status == 200:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            if with_etag:
+                self.send_header("ETag", etag)
+            self._headers_buffer.append(b"\r\n")
+            self._headers_buffer.append(body)
+            self.flush_headers()
+        elif status == 304:
+            self.send_response(304)
+            self.send_header("ETag", etag)
             self.end_headers()
         else:
             self._answer(status, {"status": status})

@@ -1,0 +1,232 @@
+/// A strict JSON (RFC 8259) reader into ``ConfigValue``s, for documents validated by the
+/// configuration's own rules (a server roster, see docs/fleet.md). Bounded: nesting at
+/// most ``maximumDepth`` deep; the caller bounds the size.
+///
+/// Numbers without a fraction or exponent that fit an `Int` are integers, others floats;
+/// `null` is a value of type "null" (so "must be a string, got null"). A key twice in one
+/// object is an error: which one would count is not something a server should guess.
+enum JSONDocument {
+    static let maximumDepth = 32
+
+    struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Bytes from the start of the document.
+        var offset: Int
+        var message: String
+
+        var description: String { "JSON syntax error at byte \(offset): \(message)" }
+    }
+
+    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> ConfigValue {
+        var reader = Reader(bytes: bytes)
+        reader.skipSpace()
+        let value = try reader.value(depth: 0)
+        reader.skipSpace()
+        guard reader.position == bytes.count else { throw reader.error("unexpected data after the document") }
+        return value
+    }
+
+    private struct Reader {
+        let bytes: [UInt8]
+        var position = 0
+
+        init(bytes: [UInt8]) { self.bytes = bytes }
+
+        func error(_ message: String) -> SyntaxError {
+            SyntaxError(offset: position, message: message)
+        }
+
+        var current: UInt8? { position < bytes.count ? bytes[position] : nil }
+
+        mutating func skipSpace() {
+            while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
+        }
+
+        mutating func value(depth: Int) throws(SyntaxError) -> ConfigValue {
+            guard let byte = current else { throw error("a value was expected, the document ended") }
+            switch byte {
+            case UInt8(ascii: "{"): return try object(depth: depth + 1)
+            case UInt8(ascii: "["): return try array(depth: depth + 1)
+            case UInt8(ascii: "\""): return .string(try string())
+            case UInt8(ascii: "t"): try literal("true"); return .boolean(true)
+            case UInt8(ascii: "f"): try literal("false"); return .boolean(false)
+            case UInt8(ascii: "n"): try literal("null"); return .other(typeName: "null")
+            case UInt8(ascii: "-"), UInt8(ascii: "0") ... UInt8(ascii: "9"): return try number()
+            default: throw error("a value was expected")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws(SyntaxError) {
+            let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
+            guard bytes.count - position >= expected.count, bytes[position ..< position + expected.count].elementsEqual(expected)
+            else { throw error("a value was expected") }
+            position += expected.count
+        }
+
+        mutating func object(depth: Int) throws(SyntaxError) -> ConfigValue {
+            guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
+            position += 1
+            var members: [String: ConfigValue] = [:]
+            skipSpace()
+            if current == UInt8(ascii: "}") {
+                position += 1
+                return .table(members)
+            }
+            while true {
+                skipSpace()
+                guard current == UInt8(ascii: "\"") else { throw error("a key in double quotes was expected") }
+                let keyOffset = position
+                let key = try string()
+                skipSpace()
+                guard current == UInt8(ascii: ":") else { throw error("':' was expected after a key") }
+                position += 1
+                skipSpace()
+                let member = try value(depth: depth)
+                guard members.updateValue(member, forKey: key) == nil else {
+                    throw SyntaxError(offset: keyOffset, message: "the key \(quoted(key)) appears twice in one object")
+                }
+                skipSpace()
+                switch current {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "}"): position += 1; return .table(members)
+                default: throw error("',' or '}' was expected")
+                }
+            }
+        }
+
+        mutating func array(depth: Int) throws(SyntaxError) -> ConfigValue {
+            guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
+            position += 1
+            var elements: [ConfigValue] = []
+            skipSpace()
+            if current == UInt8(ascii: "]") {
+                position += 1
+                return .array(elements)
+            }
+            while true {
+                skipSpace()
+                elements.append(try value(depth: depth))
+                skipSpace()
+                switch current {
+                case UInt8(ascii: ","): position += 1
+                case UInt8(ascii: "]"): position += 1; return .array(elements)
+                default: throw error("',' or ']' was expected")
+                }
+            }
+        }
+
+        mutating func string() throws(SyntaxError) -> String {
+            position += 1
+            let start = position
+            // The common case, no escapes: one copy straight from the document.
+            while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { position += 1 }
+            if current == UInt8(ascii: "\"") {
+                let slice = bytes[start ..< position]
+                position += 1
+                guard let text = String(validating: slice, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+                return text
+            }
+            var scalars = Array(bytes[start ..< position])
+            while true {
+                guard let byte = current else { throw error("a string is not closed") }
+                switch byte {
+                case UInt8(ascii: "\""):
+                    position += 1
+                    guard let text = String(validating: scalars, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+                    return text
+                case UInt8(ascii: "\\"):
+                    position += 1
+                    try escape(into: &scalars)
+                case ..<0x20:
+                    throw error("a control character must be escaped in a string")
+                default:
+                    scalars.append(byte)
+                    position += 1
+                }
+            }
+        }
+
+        mutating func escape(into out: inout [UInt8]) throws(SyntaxError) {
+            guard let byte = current else { throw error("a string is not closed") }
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(byte)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                var code = try hex4()
+                if (0xD800 ..< 0xDC00).contains(code) {
+                    guard current == UInt8(ascii: "\\"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "u")
+                    else { throw error("a lone surrogate in \\u escape") }
+                    position += 2
+                    let low = try hex4()
+                    guard (0xDC00 ..< 0xE000).contains(low) else { throw error("a lone surrogate in \\u escape") }
+                    code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00 ..< 0xE000).contains(code) {
+                    throw error("a lone surrogate in \\u escape")
+                }
+                guard let scalar = Unicode.Scalar(code) else { throw error("an invalid \\u escape") }
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+            default:
+                throw error("an invalid escape in a string")
+            }
+        }
+
+        mutating func hex4() throws(SyntaxError) -> UInt32 {
+            guard bytes.count - position >= 4 else { throw error("\\u needs four hex digits") }
+            var code: UInt32 = 0
+            for _ in 0 ..< 4 {
+                let byte = bytes[position]
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+                default: throw error("\\u needs four hex digits")
+                }
+                code = code << 4 | UInt32(digit)
+                position += 1
+            }
+            return code
+        }
+
+        mutating func number() throws(SyntaxError) -> ConfigValue {
+            let start = position
+            if current == UInt8(ascii: "-") { position += 1 }
+            guard let first = current, (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(first) else { throw error("a digit was expected") }
+            if first == UInt8(ascii: "0") {
+                position += 1
+            } else {
+                skipDigits()
+            }
+            var integral = true
+            if current == UInt8(ascii: ".") {
+                integral = false
+                position += 1
+                guard requireDigits() else { throw error("a digit was expected after '.'") }
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                integral = false
+                position += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { position += 1 }
+                guard requireDigits() else { throw error("a digit was expected in the exponent") }
+            }
+            let text = String(decoding: bytes[start ..< position], as: UTF8.self)
+            if integral, let integer = Int(text) { return .integer(integer) }
+            guard let double = Double(text), double.isFinite else { throw SyntaxError(offset: start, message: "a number out of range") }
+            return .float(double)
+        }
+
+        mutating func skipDigits() {
+            while let byte = current, (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(byte) { position += 1 }
+        }
+
+        mutating func requireDigits() -> Bool {
+            let start = position
+            skipDigits()
+            return position > start
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// A roster served by the site's server (see docs/fleet.md): a revision, the door's mode
+/// and persons, validated by the very rules of `[[person]]` tables, alongside the
+/// configuration file's persons (an id or identity in both makes the roster invalid).
+public struct ServerRoster: Hashable, Sendable {
+    /// Whether the door checks people in; `active` when the roster says nothing.
+    public enum Mode: String, CaseIterable, Hashable, Sendable {
+        case active
+        case paused
+    }
+
+    public var revision: String
+    public var mode: Mode
+    public var persons: [Person]
+
+    public init(revision: String, mode: Mode = .active, persons: [Person]) {
+        self.revision = revision
+        self.mode = mode
+        self.persons = persons
+    }
+
+    /// A larger answer is refused unread: 5,000 persons with a tag each take under 1 MiB,
+    /// and the parsed document of a 4 MiB one already takes tens of MiB on a Pi.
+    public static let maximumSize = 4 << 20
+
+    /// Validates a roster document (JSON, camelCase keys) alongside `configuration`: its
+    /// persons must be valid `[[person]]`s whose ids and identities the file does not use,
+    /// and a `requireProof` person's tag without `key` needs the file's master key.
+    public static func validate(
+        _ body: [UInt8], alongside configuration: GatewayConfiguration
+    ) -> Result<ServerRoster, ServerRosterError> {
+        guard body.count <= maximumSize else {
+            return .failure(ServerRosterError(message: "the roster is larger than \(maximumSize >> 20) MiB"))
+        }
+        let document: ConfigValue
+        do {
+            document = try JSONDocument.parse(body)
+        } catch {
+            return .failure(ServerRosterError(message: error.description))
+        }
+        guard case let .table(values) = document else {
+            return .failure(ServerRosterError(message: "the roster must be a JSON object, got \(document.typeName == "table" ? "object" : document.typeName)"))
+        }
+        let diagnostics = Diagnostics(file: "", text: "", dialect: .json)
+        let decoder = ConfigurationDecoder(diagnostics: diagnostics, fileSystem: SystemFileSystem(), baseDirectory: "")
+        var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
+        let revision = root.text("revision")
+        if !root.contains("revision") { root.reportMissing("revision") }
+        let mode = root.choice("mode", of: Mode.self) ?? .active
+        var persons: [Person]?
+        if let tables = root.tables("person") {
+            var registry = PersonRegistry(configurationFile: configuration.persons)
+            persons = decoder.decodePersons(tables, complete: !root.isInvalid("person"), security: configuration.security,
+                                            registry: &registry)
+        } else if !root.isInvalid("person") {
+            root.reportMissing("person")
+        }
+        root.reportUnknownKeys()
+        guard diagnostics.isEmpty, let revision, let persons else {
+            return .failure(ServerRosterError(revision: revision, issues: diagnostics.sortedIssues))
+        }
+        return .success(ServerRoster(revision: revision, mode: mode, persons: persons))
+    }
+}
+
+/// Why a server roster was refused: its revision (when it had a valid one) and every
+/// problem, each with its JSON path (`persons[3].tags[0].ibeacon`) as the key.
+public struct ServerRosterError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var revision: String?
+    /// In the order found; never empty.
+    public var issues: [ConfigIssue]
+
+    public init(revision: String? = nil, issues: [ConfigIssue]) {
+        self.revision = revision
+        self.issues = issues.isEmpty ? [ConfigIssue(file: "", line: 0, key: "", message: "invalid roster")] : issues
+    }
+
+    init(message: String) {
+        self.init(issues: [ConfigIssue(file: "", line: 0, key: "", message: message)])
+    }
+
+    /// `r-43: persons[3].tags[0].ibeacon: must be …`, and how many more problems there are.
+    public var description: String {
+        let first = issues[0]
+        var text = revision.map { "\($0): " } ?? ""
+        text += first.key.isEmpty ? first.message : "\(first.key): \(first.message)"
+        if issues.count > 1 { text += " (and \(issues.count - 1) more)" }
+        return text
+    }
+}
+
+extension GatewayConfiguration {
+    /// The file's persons and the server roster's side by side (the roster was validated
+    /// alongside this configuration's persons).
+    public func merging(_ roster: ServerRoster?) -> GatewayConfiguration {
+        guard let roster, !roster.persons.isEmpty else { return self }
+        var merged = self
+        merged.persons += roster.persons
+        return merged
+    }
+}

@@ -1,0 +1,113 @@
+import EventLoop
+
+/// Asks the server for this gateway's roster (see docs/fleet.md):
+/// `GET {url}/v1/gateways/{id}/roster` with the events' `Authorization` and
+/// `If-None-Match`, through libcurl on the loop, on its own transfer set and connection
+/// like the heartbeat: a slow server never holds an event back. At most one request in
+/// flight; the answer's body is kept up to a limit.
+public final class RosterFetcher {
+    public enum Outcome: Hashable, Sendable {
+        /// 304.
+        case notModified
+        /// 200, with the answer's ETag (nil when it sent none) and body.
+        case roster(etag: String?, body: [UInt8])
+        /// Another status, a timeout, a network error, an answer over the limit.
+        case failed(String)
+    }
+
+    public private(set) var configuration: ForwarderConfiguration
+    private let transfers: HTTPTransfers
+    private let answerLimit: Int
+    private var caBundle: [UInt8]?
+    private var inFlight: UInt64?
+    private var answer: ReceivedAnswer?
+    private let onOutcome: (Outcome) -> Void
+
+    public init(loop: EventLoop, configuration: ForwarderConfiguration, answerLimit: Int,
+                onOutcome: @escaping (Outcome) -> Void) throws(ForwarderError) {
+        self.configuration = configuration
+        self.answerLimit = answerLimit
+        self.onOutcome = onOutcome
+        caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
+        transfers = try HTTPTransfers(loop: loop, maxConnections: 1)
+        transfers.onAnswer = { [unowned self] id, answer in if id == self.inFlight { self.answer = answer } }
+        transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
+    }
+
+    deinit {
+        transfers.cancelAll()
+    }
+
+    public var isFetching: Bool { inFlight != nil }
+
+    /// New settings (SIGHUP); a request in flight finishes with the old ones.
+    public func reload(_ configuration: ForwarderConfiguration) throws(ForwarderError) {
+        caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
+        self.configuration = configuration
+    }
+
+    public func stop() {
+        transfers.cancelAll()
+        inFlight = nil
+        answer = nil
+    }
+
+    /// Sends one request; its outcome comes through `onOutcome` (later, never from here
+    /// unless the request could not even start).
+    public func fetch(ifNoneMatch etag: String?) {
+        guard inFlight == nil else { return }
+        guard var headers = RequestHeaders.rosterLines(configuration: configuration) else {
+            onOutcome(.failed("a header value holds a control character"))
+            return
+        }
+        // An ETag we could not send safely is not sent: the server then answers in full.
+        if let etag, RequestHeaders.isSafe(etag), !etag.isEmpty { headers.append("If-None-Match: \(etag)") }
+        let request = TransferRequest(
+            url: configuration.rosterURL, headers: headers, body: [],
+            timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle,
+            isGet: true, answerLimit: answerLimit)
+        do {
+            inFlight = try transfers.start(request)
+        } catch {
+            onOutcome(.failed("\(error)"))
+        }
+    }
+
+    private func finished(_ completions: [TransferCompletion]) {
+        for (id, result) in completions where id == inFlight {
+            inFlight = nil
+            let kept = answer
+            answer = nil
+            switch result {
+            case .response(200, _):
+                onOutcome(.roster(etag: kept?.etag, body: kept?.body ?? []))
+            case .response(304, _):
+                onOutcome(.notModified)
+            case let .response(status, _):
+                onOutcome(.failed("HTTP \(status)"))
+            case let .failure(failure):
+                onOutcome(.failed(failure.message))
+            }
+        }
+    }
+}
+
+extension ForwarderConfiguration {
+    /// `{url}/v1/gateways/{gateway id}/roster`.
+    public var rosterURL: String { gatewayURL("roster") }
+
+    /// `{url}/v1/gateways/{gateway id}/{name}`. The id needs no escaping: letters,
+    /// digits and `. _ - : @` are all allowed in a path segment.
+    func gatewayURL(_ name: String) -> String {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        return base + "/v1/gateways/" + deviceId + "/" + name
+    }
+}
+
+extension RequestHeaders {
+    /// The heartbeat's headers without `Content-Type` (a GET has no body).
+    public static func rosterLines(configuration: ForwarderConfiguration) -> [String]? {
+        heartbeatLines(configuration: configuration)?.filter { !$0.hasPrefix("Content-Type:") }
+    }
+}
