@@ -9,6 +9,7 @@ import HCI
 import HCITransport
 import Host
 import Journal
+import Presentation
 
 /// One run of `beacon-gateway scan`: transport → host → decoding and matching →
 /// the advertiser table → the terminal or JSON lines.
