@@ -4,7 +4,7 @@ import PackageDescription
 // Layers, lowest first; a target depends only on targets above it in this list:
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
-//   HCI            H4 packets, typed commands and events, btsnoop format
+//   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning
 //   GatewayCore    advertisement decoding, tag matching, presence, proofs: decisions only
@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCITransport", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
@@ -102,7 +102,7 @@ let package = Package(
         .testTarget(
             name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures"], path: "Tests/PresentationTests"
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport", "ConfigFuzz"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

@@ -1,4 +1,5 @@
-import HCITransport
+import HCI
+
 extension GatewayConfiguration {
     /// `[gateway]`
     public struct Gateway: Hashable, Sendable {
