@@ -9,10 +9,10 @@ import PackageDescription
 //   Host           command flow, controller bring-up and recovery, scanning
 //   GatewayCore    advertisement decoding, tag matching, presence, proofs: decisions only
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
-//   Config         TOML configuration and its validation
+//   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
+//   Config         TOML configuration and its validation, into the core's and LEDs' own types
 //   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
-//   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Journal        log lines for the journal, sd_notify
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Agent          `run`: the layers wired into the door agent
@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCI", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.

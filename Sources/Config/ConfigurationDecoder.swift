@@ -212,7 +212,7 @@ struct ConfigurationDecoder {
         typealias LEDs = GatewayConfiguration.LEDs
         var table = table
         defer { table.reportUnknownKeys() }
-        let chip = table.text("chip", maximumLength: 256) ?? "gpiochip0"
+        let chip = table.text("chip", maximumLength: 256) ?? LEDs.defaultChip
         var lines = [String: Int]()
         var seen = [(key: String, line: Int)]()
         for key in ["green", "amber", "red"] {
