@@ -18,21 +18,15 @@ final class ProveSession {
         var configuredPeer: ConnectPeer?
 
         init?(tagId: String, configuration: GatewayConfiguration) {
-            let master = configuration.security.masterKey.flatMap { MasterKey(bytes: $0) }
-            for person in configuration.persons {
-                for tag in person.tags where tag.id == tagId {
-                    self.tagId = tagId
-                    personId = person.id
-                    identities = tag.identities
-                    key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tagId) }
-                    for case .address(let address) in tag.identities {
-                        configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
-                        break
-                    }
-                    return
-                }
+            guard let (person, tag) = configuration.tag(id: tagId) else { return nil }
+            self.tagId = tagId
+            personId = person.id
+            identities = tag.identities
+            key = configuration.proofKey(for: tag)
+            for case .address(let address) in tag.identities {
+                configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
+                break
             }
-            return nil
         }
     }
 
