@@ -6,8 +6,8 @@ import PackageDescription
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
 //   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
-//   Host           command flow, controller bring-up and recovery, scanning
-//   GatewayCore    advertisement decoding, tag matching, presence, proofs: decisions only
+//   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
+//   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Config         TOML configuration and its validation, into the core's and LEDs' own types
