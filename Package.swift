@@ -3,14 +3,16 @@ import PackageDescription
 
 // Layers, lowest first; a target depends only on targets above it in this list:
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
-//   HCI            H4 packets, typed commands and events, btsnoop format
+//   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
+//   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
-//   Host           command flow, controller bring-up and recovery, scanning
-//   GatewayCore    advertisement decoding, tag matching, (presence, proofs)
-//   Config         TOML configuration and its validation
+//   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
+//   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
+//   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
+//   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
+//   Config         TOML configuration and its validation, into the core's and LEDs' own types
 //   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
-//   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Journal        log lines for the journal, sd_notify
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Agent          `run`: the layers wired into the door agent
@@ -36,20 +38,22 @@ let package = Package(
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
         .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
         .target(name: "EventLoop", dependencies: ["CTimex"], path: "Sources/EventLoop"),
+        .target(name: "JSONText", path: "Sources/JSONText"),
         .target(name: "HCI", path: "Sources/HCI"),
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
         .target(
             name: "GatewayCore",
             dependencies: [
-                "HCI", "EventLoop",
+                "HCI", "EventLoop", "JSONText",
                 "COpenSSL",
             ],
             path: "Sources/GatewayCore"
         ),
+        .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCITransport", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
@@ -62,7 +66,7 @@ let package = Package(
         .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "CLinux"], path: "Sources/Fleet"),
+        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux"], path: "Sources/Fleet"),
         .target(
             name: "Agent",
             dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet"],
@@ -71,7 +75,7 @@ let package = Package(
         .executableTarget(
             name: "BeaconGatewayCLI",
             dependencies: [
-                "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config",
+                "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -92,8 +96,13 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI"], path: "Tests/HCITests"),
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
-        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore"], path: "Tests/GatewayCoreTests"),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCITransport", "ConfigFuzz"], path: "Tests/ConfigTests"),
+        // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
+        .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
+        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures"], path: "Tests/GatewayCoreTests"),
+        .testTarget(
+            name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures"], path: "Tests/PresentationTests"
+        ),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

@@ -1,4 +1,4 @@
-import HCITransport
+import HCI
 import Journal
 
 /// `--transport` given on the command line, else the configuration's transport: a bad

@@ -1,5 +1,5 @@
-import HCITransport
 import GatewayCore
+import HCI
 
 /// Turns a parsed document into a ``GatewayConfiguration``, section by section, reporting
 /// every problem it meets and carrying on, so one pass finds them all.
@@ -74,7 +74,7 @@ struct ConfigurationDecoder {
         if let text = table.string("transport") {
             // The transport layer's own parser: what validates here is what opens at run.
             let forms = #"must be "hciN", "tcp:HOST:PORT", "serial:/dev/TTY[@BAUD]" or "btsnoop:FILE", got "# + quoted(text)
-            do throws(TransportError) {
+            do throws(TransportSpecError) {
                 let transport = try TransportSpec(parsing: text)
                 if case let .serial(path, _) = transport, !path.hasPrefix("/") {
                     // The service runs in /, so a relative device path means nothing there.
@@ -84,7 +84,7 @@ struct ConfigurationDecoder {
                 }
             } catch {
                 switch error {
-                case let .invalidSpec(_, reason) where reason != TransportSpec.unknownKindReason:
+                case let .invalid(_, reason) where reason != TransportSpec.unknownKindReason:
                     table.report("transport", forms + " (\(reason))")
                 case .unsupportedBaudRate:
                     table.report("transport", "\(error)")
@@ -216,7 +216,7 @@ struct ConfigurationDecoder {
         typealias LEDs = GatewayConfiguration.LEDs
         var table = table
         defer { table.reportUnknownKeys() }
-        let chip = table.text("chip", maximumLength: 256) ?? "gpiochip0"
+        let chip = table.text("chip", maximumLength: 256) ?? LEDs.defaultChip
         var lines = [String: Int]()
         var seen = [(key: String, line: Int)]()
         for key in ["green", "amber", "red"] {

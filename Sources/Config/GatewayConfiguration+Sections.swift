@@ -1,4 +1,7 @@
-import HCITransport
+import GatewayCore
+import HCI
+import LEDs
+
 extension GatewayConfiguration {
     /// `[gateway]`
     public struct Gateway: Hashable, Sendable {
@@ -67,38 +70,10 @@ extension GatewayConfiguration {
         case direct
     }
 
-    /// `[presence]`: the thresholds and timers of docs/presence.md. Durations are positive and at
-    /// most ``maximumDuration``.
-    public struct Presence: Hashable, Sendable {
-        /// dBm, −127…20.
-        public var enterRSSI: Int
-        /// dBm, −127…20, always lower than `enterRSSI`.
-        public var exitRSSI: Int
-        public var window: Duration
-        /// 1…1000.
-        public var minSamples: Int
-        public var lostAfter: Duration
-        public var leaveAfter: Duration
-        public var awayAfter: Duration
-        public var proofTTL: Duration
-
-        public init(enterRSSI: Int = -70, exitRSSI: Int = -75, window: Duration = .seconds(3),
-                    minSamples: Int = 2, lostAfter: Duration = .seconds(10),
-                    leaveAfter: Duration = .seconds(180), awayAfter: Duration = .seconds(60),
-                    proofTTL: Duration = .seconds(600)) {
-            self.enterRSSI = enterRSSI
-            self.exitRSSI = exitRSSI
-            self.window = window
-            self.minSamples = minSamples
-            self.lostAfter = lostAfter
-            self.leaveAfter = leaveAfter
-            self.awayAfter = awayAfter
-            self.proofTTL = proofTTL
-        }
-
-        public static let rssiRange = -127 ... 20
-        public static let minSamplesRange = 1 ... 1000
-    }
+    /// `[presence]`: the thresholds and timers of docs/presence.md, decoded straight into the
+    /// engine's own settings, whose defaults are the only ones. Durations are positive and
+    /// at most ``maximumDuration``.
+    public typealias Presence = PresenceSettings
 
     /// `[server]` (see docs/event-api.md).
     public struct Server: Hashable, Sendable {
@@ -142,25 +117,9 @@ extension GatewayConfiguration {
         }
     }
 
-    /// `[leds]`: a gpiochip and three distinct line offsets (see docs/leds.md).
-    public struct LEDs: Hashable, Sendable {
-        /// A chip name such as `gpiochip0` or a path such as `/dev/gpiochip0`.
-        public var chip: String
-        public var green: Int
-        public var amber: Int
-        public var red: Int
-        public var activeLow: Bool
-
-        public init(chip: String = "gpiochip0", green: Int, amber: Int, red: Int, activeLow: Bool = false) {
-            self.chip = chip
-            self.green = green
-            self.amber = amber
-            self.red = red
-            self.activeLow = activeLow
-        }
-
-        public static let lineRange = 0 ... 1023
-    }
+    /// `[leds]`: a gpiochip and three distinct line offsets (see docs/leds.md), decoded
+    /// straight into the LED driver's wiring.
+    public typealias LEDs = LEDWiring
 
     /// `[advertise]`: the gateway as the door's beacon. At least one of `iBeacon` and
     /// `serviceUUID` is set.
@@ -201,4 +160,17 @@ extension GatewayConfiguration {
     /// The longest duration any `_s` key accepts (one week): keeps conversions to
     /// nanoseconds far from overflow.
     public static let maximumDuration: Duration = .seconds(604_800)
+}
+
+/// What `[presence]` accepts.
+extension PresenceSettings {
+    /// `enter_rssi`, `exit_rssi`: dBm.
+    public static let rssiRange = -127 ... 20
+    public static let minSamplesRange = 1 ... 1000
+}
+
+/// What `[leds]` accepts.
+extension LEDWiring {
+    /// `green`, `amber`, `red`: line offsets on the chip.
+    public static let lineRange = 0 ... 1023
 }

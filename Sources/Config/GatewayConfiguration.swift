@@ -1,3 +1,6 @@
+import GatewayCore
+import LEDs
+
 /// The validated contents of `gateway.toml` (see docs/configuration.md), defaults filled in.
 ///
 /// Built by ``GatewayConfiguration/load(path:fileSystem:)`` or

@@ -1,4 +1,5 @@
 import GatewayCore
+import JSONText
 
 /// The heartbeat's JSON body (see docs/fleet.md), in the documented key order.
 public enum HeartbeatBody {

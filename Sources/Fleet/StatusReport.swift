@@ -1,4 +1,5 @@
 import GatewayCore
+import JSONText
 
 /// What `beacon-gateway status` shows (see docs/fleet.md): the snapshot's state, each
 /// person with an open visit and the last events, as JSON or as lines for a person.

@@ -1,11 +1,12 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HCI
 
-/// The standard termios speeds: a UART can only be set to one of these `Bn` constants.
+/// The termios `Bn` constant of each standard speed (`TransportSpec.standardBaudRates`, which
+/// the configuration validates against without linking this layer).
 public enum SerialBaudRate {
-    /// H4 dongles (nRF52840 HCI UART firmware, most USB-serial controllers) run at 1 Mbaud.
-    public static let `default` = 1_000_000
+    public static let `default` = TransportSpec.defaultSerialBaudRate
 
     private static let table: [(baud: Int, speed: speed_t)] = [
         (9600, speed_t(B9600)), (19200, speed_t(B19200)), (38400, speed_t(B38400)),
@@ -16,6 +17,7 @@ public enum SerialBaudRate {
         (3_000_000, speed_t(B3000000)), (3_500_000, speed_t(B3500000)), (4_000_000, speed_t(B4000000)),
     ]
 
+    /// The speeds this table maps; a unit test holds it equal to `TransportSpec.standardBaudRates`.
     public static var supported: [Int] { table.map(\.baud) }
 
     /// The termios speed for `baud`, or `nil` when it is not a standard rate.

@@ -7,6 +7,9 @@ import HCI
 /// the cause and says what the person at the door can do about it.
 public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The `--transport` / `[bluetooth] transport` string is not one of the valid forms.
+    /// Parsing now throws `TransportSpecError` (in HCI, so the configuration need not link
+    /// the transports); this case stays only while the agent's list of permanent errors
+    /// names it, and goes with that list.
     case invalidSpec(String, reason: String)
 
     // hciN (HCI_CHANNEL_USER)
@@ -52,7 +55,7 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .invalidSpec(let spec, let reason):
-            "invalid transport \"\(spec)\": \(reason). Valid forms: \(TransportSpec.validForms)"
+            TransportSpecError.invalid(spec, reason: reason).description
         case .bluetoothUnsupported:
             "this kernel has no Bluetooth support (AF_BLUETOOTH): use a kernel with CONFIG_BT, "
                 + "or reach a controller with tcp:HOST:PORT or serial:PATH instead"
@@ -82,7 +85,7 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .connectTimedOut(let host, let port, let milliseconds):
             "no answer from \(Self.joined(host, port)) within \(milliseconds) ms; check the address and any firewall"
         case .unsupportedBaudRate(let baud):
-            "unsupported serial speed \(baud): use one of \(SerialBaudRate.supported.map(String.init).joined(separator: ", "))"
+            TransportSpecError.unsupportedBaudRateMessage(baud)
         case .serialFlowControlUnsupported(let path):
             "\(path) does not support RTS/CTS flow control, which H4 over UART needs; use a port with RTS/CTS wired"
         case .serialDevice(let path, let call, let errno):

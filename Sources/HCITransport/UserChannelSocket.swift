@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CBluetooth
 import EventLoop
+import HCI
 
 /// The system calls that open an HCI user channel, each failure mapped to its cause.
 enum UserChannelSocket {

@@ -8,7 +8,10 @@ public struct LEDWiring: Hashable, Sendable {
     /// The LED lights when the line is low (common-anode wiring, or a sinking driver).
     public var activeLow: Bool
 
-    public init(chip: String = "gpiochip0", green: Int, amber: Int, red: Int, activeLow: Bool = false) {
+    /// The Raspberry Pi's header lines.
+    public static let defaultChip = "gpiochip0"
+
+    public init(chip: String = LEDWiring.defaultChip, green: Int, amber: Int, red: Int, activeLow: Bool = false) {
         self.chip = chip
         self.green = green
         self.amber = amber

@@ -1,7 +1,7 @@
 import Config
 import GatewayCore
 import HCI
-import HCITransport
+import HCI
 import XCTest
 
 final class ValidConfigurationTests: XCTestCase {
@@ -230,7 +230,7 @@ final class ValidConfigurationTests: XCTestCase {
             #"gateway.toml:4: bluetooth.transport: must be "hciN", "tcp:HOST:PORT", "serial:/dev/TTY[@BAUD]" or "btsnoop:FILE", got "tcp:host" (missing :PORT)"#,
         ])
         assertIssues("[gateway]\nid = \"g\"\n[bluetooth]\ntransport = \"serial:/dev/ttyACM0@12345\"\n", [
-            "gateway.toml:4: bluetooth.transport: unsupported serial speed 12345: use one of " + SerialBaudRate.supported.map(String.init).joined(separator: ", "),
+            "gateway.toml:4: bluetooth.transport: unsupported serial speed 12345: use one of " + TransportSpec.standardBaudRates.map(String.init).joined(separator: ", "),
         ])
     }
 

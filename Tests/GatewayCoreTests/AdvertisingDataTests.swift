@@ -1,5 +1,6 @@
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 final class AdvertisingDataTests: XCTestCase {
     func testIBeaconFrame() throws {

@@ -2,6 +2,7 @@ import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 /// The event body of docs/event-api.md: key, timestamps, id and the exact JSON text.
 final class EventBodyTests: XCTestCase {

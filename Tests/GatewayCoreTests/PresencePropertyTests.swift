@@ -2,6 +2,7 @@ import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 /// Thousands of seeded random trajectories — random walks of signal strength, lost
 /// reports, long gaps, proofs, reloads of the same configuration, clean restarts and

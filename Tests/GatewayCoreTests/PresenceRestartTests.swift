@@ -2,6 +2,7 @@ import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 /// The restart rule of docs/presence.md: a restart in each state, through the persisted bytes.
 final class PresenceRestartTests: XCTestCase {

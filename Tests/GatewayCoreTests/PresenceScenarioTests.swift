@@ -1,6 +1,7 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 /// Longer stories: noise at the threshold, persons with several tags, proofs, reloads.
 final class PresenceScenarioTests: XCTestCase {

@@ -1,6 +1,7 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
+import GatewayCoreFixtures
 
 /// The test vector of docs/proof-protocol.md and the properties around it.
 final class ProofProtocolTests: XCTestCase {

@@ -4,7 +4,6 @@ import Config
 import EventLoop
 import GatewayCore
 import HCI
-import HCITransport
 import Host
 import Journal
 
@@ -54,9 +53,7 @@ struct CalibrateCommand: ParsableCommand {
         let session = CalibrationSession(
             transport: spec,
             tag: ConfiguredTag(tagId: configuredTag.id, personId: person.id, identities: configuredTag.identities),
-            scan: ScanSettings(mode: configuration.bluetooth.scan == .active ? .active : .passive,
-                               tagIntervalMs: configuration.bluetooth.tagIntervalMilliseconds,
-                               dutyOverride: configuration.bluetooth.scanDuty),
+            scan: ControllerSession.scanSettings(configuration: configuration),
             seconds: seconds
         )
         switch session.run() {
@@ -98,14 +95,13 @@ final class CalibrationSession {
     }
 
     func run() -> Outcome {
-        let transport: any HCITransport
+        let controller: ControllerSession
         do {
-            transport = try makeTransport(spec)
+            controller = try ControllerSession(loop: loop, spec: spec, scan: scan, isPermanent: { _ in false })
         } catch {
             return .failed(error.message)
         }
-        let link = ControllerLink(loop: loop, transport: transport, configuration: HostConfiguration(scan: scan),
-                                  isPermanent: { _ in false })
+        let link = controller.link
         link.onReports = { [unowned self] reports, now in
             for report in reports {
                 guard let value = report.rssi,
@@ -117,23 +113,8 @@ final class CalibrationSession {
         }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onExhausted = { [unowned self] in self.loop.stop() }
-        do {
-            try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
-            try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
-        } catch {
-            return .failed("cannot handle signals: \(error)")
-        }
-        _ = loop.schedule(after: .milliseconds(Int64(seconds * 1000))) { [unowned self] in self.loop.stop() }
         log.log(.info, "calibrating: stand still at the door threshold", ["seconds": "\(seconds)", "transport": spec.description])
-        link.start()
-        do {
-            try loop.run()
-        } catch {
-            fatal = "event loop failed: \(error)"
-        }
-        link.stop()
-        link.waitForHandBack(log: log)
-        loop.stopHandlingSignals()
+        fatal = controller.run(limit: .milliseconds(Int64(seconds * 1000)), log: log)
         if let fatal { return .failed(fatal) }
         guard let report = CalibrationReport(rssi: rssi, timesNanoseconds: times) else {
             if let error = link.lastTransportError { return .failed(error.message) }

@@ -109,7 +109,7 @@ struct LEDsTestCommand: ParsableCommand {
     /// Options win over the configuration; without either, there is nothing to test.
     private func resolveWiring() throws -> LEDWiring {
         if let green, let amber, let red {
-            return LEDWiring(chip: chip ?? "gpiochip0", green: green, amber: amber, red: red, activeLow: activeLow)
+            return LEDWiring(chip: chip ?? LEDWiring.defaultChip, green: green, amber: amber, red: red, activeLow: activeLow)
         }
         let configuration: GatewayConfiguration
         do {
@@ -123,6 +123,9 @@ struct LEDsTestCommand: ParsableCommand {
             printError("\(config) has no [leds] section: no LEDs to test (or give --green, --amber and --red)")
             throw GatewayExitCode.configurationError
         }
-        return LEDWiring(chip: chip ?? leds.chip, green: leds.green, amber: leds.amber, red: leds.red, activeLow: leds.activeLow || activeLow)
+        var wiring = leds
+        wiring.chip = chip ?? leds.chip
+        wiring.activeLow = leds.activeLow || activeLow
+        return wiring
     }
 }

@@ -4,6 +4,7 @@ import Config
 import EventLoop
 import Forwarder
 import GatewayCore
+import JSONText
 import Journal
 import Store
 

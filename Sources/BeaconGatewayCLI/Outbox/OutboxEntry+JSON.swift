@@ -1,4 +1,5 @@
 import GatewayCore
+import JSONText
 import Store
 #if canImport(Glibc)
 import Glibc

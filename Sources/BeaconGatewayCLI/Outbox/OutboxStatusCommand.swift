@@ -2,6 +2,7 @@ import ArgumentParser
 import EventLoop
 import Forwarder
 import GatewayCore
+import JSONText
 import Journal
 import Store
 

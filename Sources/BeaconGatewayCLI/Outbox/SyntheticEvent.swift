@@ -1,4 +1,5 @@
 import GatewayCore
+import JSONText
 
 /// Events made up for `outbox enqueue`: shaped like the events of docs/event-api.md, so the test server and the
 /// benchmark see realistic bodies. Not real decisions: the key is a 256-bit FNV-based

@@ -3,7 +3,6 @@ import Config
 import EventLoop
 import GatewayCore
 import HCI
-import HCITransport
 import Host
 import Journal
 
@@ -18,21 +17,15 @@ final class ProveSession {
         var configuredPeer: ConnectPeer?
 
         init?(tagId: String, configuration: GatewayConfiguration) {
-            let master = configuration.security.masterKey.flatMap { MasterKey(bytes: $0) }
-            for person in configuration.persons {
-                for tag in person.tags where tag.id == tagId {
-                    self.tagId = tagId
-                    personId = person.id
-                    identities = tag.identities
-                    key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tagId) }
-                    for case .address(let address) in tag.identities {
-                        configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
-                        break
-                    }
-                    return
-                }
+            guard let (person, tag) = configuration.tag(id: tagId) else { return nil }
+            self.tagId = tagId
+            personId = person.id
+            identities = tag.identities
+            key = configuration.proofKey(for: tag)
+            for case .address(let address) in tag.identities {
+                configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
+                break
             }
-            return nil
         }
     }
 
@@ -77,18 +70,17 @@ final class ProveSession {
     }
 
     func run() -> Outcome {
-        let hci: any HCITransport
+        let controller: ControllerSession
         do {
-            hci = try makeTransport(transport)
+            controller = try ControllerSession(
+                loop: loop, spec: transport, scan: ControllerSession.scanSettings(configuration: configuration),
+                isPermanent: { error in ScanSession.isPermanent(error, replay: false) }
+            )
         } catch {
             return .failed(error.message)
         }
         let bluetooth = configuration.bluetooth
-        let link = ControllerLink(
-            loop: loop, transport: hci,
-            configuration: HostConfiguration(scan: ScanSession.scanSettings(configuration: configuration, active: false, duty: nil)),
-            isPermanent: { error in ScanSession.isPermanent(error, replay: false) }
-        )
+        let link = controller.link
         self.link = link
         link.onReports = { [unowned self] reports, now in self.reports(reports, at: now) }
         link.onFatalError = { [unowned self] error in
@@ -112,25 +104,13 @@ final class ProveSession {
         connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
         runner.onFinished = { [unowned self] outcome in self.finished(outcome) }
 
-        do {
-            try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
-            try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
-        } catch {
-            return .failed("cannot handle signals: \(error)")
-        }
         _ = loop.schedule(after: timeout) { [unowned self] in
             self.timedOut = true
             self.loop.stop()
         }
-        link.start()
-        do {
-            try loop.run()
-        } catch {
-            fatal = fatal ?? "event loop failed: \(error)"
+        if let failure = controller.run(limit: nil, log: LogSink()) {
+            fatal = fatal ?? failure
         }
-        link.stop()
-        link.waitForHandBack(log: LogSink())
-        loop.stopHandlingSignals()
         if let fatal { return .failed(fatal) }
         if timedOut {
             let what = heardAt == nil ? "the tag was not heard" : "no handshake finished"

@@ -53,8 +53,7 @@ struct RunCommand: ParsableCommand {
 /// Red steady on the door's LEDs (see docs/leds.md: fatal configuration error, the agent is
 /// exiting), when the `[leds]` table itself was readable. The lines are released without
 /// darkening them, so the lamp stays lit after the process is gone — until the next start.
-func showFatalConfiguration(on leds: GatewayConfiguration.LEDs) {
-    let wiring = LEDWiring(chip: leds.chip, green: leds.green, amber: leds.amber, red: leds.red, activeLow: leds.activeLow)
+func showFatalConfiguration(on wiring: LEDWiring) {
     guard let lines = try? GPIOLines(wiring: wiring) else { return }
     var engine = LEDPatternEngine()
     let now = SystemClock().now

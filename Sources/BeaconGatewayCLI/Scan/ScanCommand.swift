@@ -59,7 +59,7 @@ struct ScanCommand: ParsableCommand {
             seconds: seconds,
             output: json ? .json : (isTerminal(1) ? .liveTable : .finalTable),
             capturePath: capture,
-            scan: ScanSession.scanSettings(configuration: configuration, active: active, duty: duty),
+            scan: ControllerSession.scanSettings(configuration: configuration, active: active, duty: duty),
             tags: configuration.map(ScanSession.configuredTags) ?? []
         )
         let session = ScanSession(options: options)

@@ -9,6 +9,7 @@ import HCI
 import HCITransport
 import Host
 import Journal
+import Presentation
 
 /// One run of `beacon-gateway scan`: transport → host → decoding and matching →
 /// the advertiser table → the terminal or JSON lines.
@@ -66,18 +67,17 @@ final class ScanSession {
     }
 
     func run() -> Outcome {
-        let transport: any HCITransport
+        let replay = isReplay
+        let controller: ControllerSession
         do {
-            transport = try makeTransport(options.transport, capturePath: options.capturePath)
+            controller = try ControllerSession(
+                loop: loop, spec: options.transport, capturePath: options.capturePath, scan: options.scan,
+                isPermanent: { error in ScanSession.isPermanent(error, replay: replay) }
+            )
         } catch {
             return .failed(error.message)
         }
-        let replay = isReplay
-        let link = ControllerLink(
-            loop: loop, transport: transport,
-            configuration: HostConfiguration(scan: options.scan),
-            isPermanent: { error in ScanSession.isPermanent(error, replay: replay) }
-        )
+        let link = controller.link
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per
         // report (each stalling on the table's cache misses) cost more than the ingest.
@@ -94,32 +94,17 @@ final class ScanSession {
         }
         link.onExhausted = { [unowned self] in self.loop.stop() }
 
-        do {
-            try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
-            try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
-        } catch {
-            return .failed("cannot handle signals: \(error)")
-        }
-        if let seconds = options.seconds {
-            _ = loop.schedule(after: .milliseconds(Int64(seconds * 1000))) { [unowned self] in self.loop.stop() }
-        }
         if !replay, options.output != .finalTable {
             scheduleTick()
         }
         log.log(.info, "scan starting", ["transport": options.transport.description])
-        link.start()
-        do {
-            try loop.run()
-        } catch {
-            fatal = fatal ?? "event loop failed: \(error)"
+        if let failure = controller.run(limit: options.seconds.map { .milliseconds(Int64($0 * 1000)) }, log: log) {
+            fatal = fatal ?? failure
         }
-        link.stop()
-        link.waitForHandBack(log: log)
-        loop.stopHandlingSignals()
 
         if let fatal { return .failed(fatal) }
         printClosingOutput()
-        logSummary(transport: transport)
+        logSummary(transport: controller.transport)
         if !everScanned {
             let reason = link.lastTransportError.map { ": \($0.message)" } ?? ""
             return .failed("the controller never started scanning on \(options.transport)\(reason)")
@@ -243,16 +228,6 @@ final class ScanSession {
             // A replay cannot be reopened: whatever stopped it is final.
             return replay
         }
-    }
-
-    static func scanSettings(configuration: GatewayConfiguration?, active: Bool, duty: Double?) -> ScanSettings {
-        let bluetooth = configuration?.bluetooth
-        let mode: ScanSettings.Mode = active || bluetooth?.scan == .active ? .active : .passive
-        return ScanSettings(
-            mode: mode,
-            tagIntervalMs: bluetooth?.tagIntervalMilliseconds ?? ScanSettings().tagIntervalMs,
-            dutyOverride: duty ?? bluetooth?.scanDuty
-        )
     }
 
     static func configuredTags(_ configuration: GatewayConfiguration) -> [ConfiguredTag] {

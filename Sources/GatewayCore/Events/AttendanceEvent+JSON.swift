@@ -1,3 +1,5 @@
+import JSONText
+
 extension AttendanceEvent {
     /// The request body of docs/event-api.md, keys in the documented order, on one line.
     public func jsonBody() -> String {

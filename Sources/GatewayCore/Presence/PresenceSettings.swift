@@ -1,7 +1,7 @@
 /// The thresholds and timers of docs/presence.md (`[presence]`), as the engine uses them.
 ///
-/// Kept separate from `Config`'s section type so that GatewayCore does not depend on the
-/// configuration layer; the agent copies the values over.
+/// The configuration decodes `[presence]` straight into this type (Config depends on
+/// GatewayCore, never the reverse), so the defaults here are the only ones.
 public struct PresenceSettings: Hashable, Sendable {
     /// Filtered RSSI strictly above this (dBm) means at the door.
     public var enterRSSI: Int

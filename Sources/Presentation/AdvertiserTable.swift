@@ -1,3 +1,4 @@
+import GatewayCore
 import EventLoop
 import HCI
 

@@ -110,7 +110,7 @@ public struct JSONWriter: Sendable {
 
     /// Fixed-point decimal text without Foundation's formatters, rounding half away from
     /// zero; nil when not finite or too large to be meaningful.
-    static func format(_ value: Double, fractionDigits: Int) -> String? {
+    public static func format(_ value: Double, fractionDigits: Int) -> String? {
         let digits = min(max(fractionDigits, 0), 6)
         var scale: Int64 = 1
         for _ in 0 ..< digits { scale *= 10 }

@@ -1,4 +1,7 @@
-/// A parsed `--transport` / `[bluetooth] transport` value (see docs/transports.md).
+/// A parsed `--transport` / `[bluetooth] transport` value (see docs/transports.md): a
+/// description of how to reach a controller, not the transport itself. It lives here, below
+/// the transports, so the configuration can validate it without linking them;
+/// `makeTransport(_:capturePath:)` in HCITransport turns it into one.
 public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
     /// `hciN`: the kernel's adapter N, through HCI_CHANNEL_USER.
     case userChannel(index: Int)
@@ -16,11 +19,21 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
     /// The reason given for text that names no transport kind at all.
     public static let unknownKindReason = "unknown kind"
 
-    /// hci_dev is 16 bits and 0xFFFF means "no device".
-    static let maximumAdapterIndex = 0xFFFE
+    /// H4 dongles (nRF52840 HCI UART firmware, most USB-serial controllers) run at 1 Mbaud.
+    public static let defaultSerialBaudRate = 1_000_000
 
-    public init(parsing text: String) throws(TransportError) {
-        func invalid(_ reason: String) -> TransportError { .invalidSpec(text, reason: reason) }
+    /// The standard termios speeds: a UART can only be set to one of these
+    /// (`SerialBaudRate` in HCITransport maps each to its `Bn` constant).
+    public static let standardBaudRates = [
+        9600, 19200, 38400, 57600, 115_200, 230_400, 460_800, 500_000, 576_000, 921_600,
+        1_000_000, 1_152_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000, 3_500_000, 4_000_000,
+    ]
+
+    /// hci_dev is 16 bits and 0xFFFF means "no device".
+    public static let maximumAdapterIndex = 0xFFFE
+
+    public init(parsing text: String) throws(TransportSpecError) {
+        func invalid(_ reason: String) -> TransportSpecError { .invalid(text, reason: reason) }
 
         if let rest = text.dropPrefix("tcp:") {
             let host: Substring
@@ -47,11 +60,11 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
             self = .tcp(host: String(host), port: UInt16(port))
         } else if let rest = text.dropPrefix("serial:") {
             var path = rest
-            var baud = SerialBaudRate.default
+            var baud = Self.defaultSerialBaudRate
             if let at = rest.lastIndex(of: "@") {
                 path = rest[..<at]
                 guard let value = Self.decimal(rest[rest.index(after: at)...]) else { throw invalid("BAUD must be a number") }
-                guard SerialBaudRate.speed(for: value) != nil else { throw .unsupportedBaudRate(value) }
+                guard Self.standardBaudRates.contains(value) else { throw .unsupportedBaudRate(value) }
                 baud = value
             }
             guard !path.isEmpty else { throw invalid("missing the device PATH") }
@@ -73,7 +86,7 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .userChannel(let index): "hci\(index)"
         case .tcp(let host, let port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
-        case .serial(let path, let baud): baud == SerialBaudRate.default ? "serial:\(path)" : "serial:\(path)@\(baud)"
+        case .serial(let path, let baud): baud == Self.defaultSerialBaudRate ? "serial:\(path)" : "serial:\(path)@\(baud)"
         case .btsnoop(let path): "btsnoop:\(path)"
         }
     }
@@ -87,22 +100,30 @@ public enum TransportSpec: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Creates the transport a spec names, closed: call `open()` on it.
-///
-/// - Parameter capturePath: `--capture FILE`: wrap it in a `CapturingTransport` writing there.
-public func makeTransport(_ spec: TransportSpec, capturePath: String? = nil) throws(TransportError) -> any HCITransport {
-    let transport: any HCITransport = switch spec {
-    case .userChannel(let index): UserChannelTransport(index: index)
-    case .tcp(let host, let port): TCPTransport(host: host, port: port)
-    case .serial(let path, let baud): try SerialTransport(path: path, baud: baud)
-    case .btsnoop(let path): BTSnoopReplayTransport(path: path)
-    }
-    guard let capturePath else { return transport }
-    return CapturingTransport(wrapping: transport, path: capturePath)
-}
-
 extension String {
     fileprivate func dropPrefix(_ prefix: String) -> Substring? {
         hasPrefix(prefix) ? self[index(startIndex, offsetBy: prefix.count)...] : nil
+    }
+}
+
+/// Why a `--transport` / `[bluetooth] transport` text is not a transport.
+public enum TransportSpecError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// Not one of the valid forms; `reason` says which part is wrong.
+    case invalid(String, reason: String)
+    /// `serial:PATH@BAUD` with a speed a UART cannot be set to.
+    case unsupportedBaudRate(Int)
+
+    public var description: String {
+        switch self {
+        case .invalid(let text, let reason):
+            "invalid transport \"\(text)\": \(reason). Valid forms: \(TransportSpec.validForms)"
+        case .unsupportedBaudRate(let baud):
+            TransportSpecError.unsupportedBaudRateMessage(baud)
+        }
+    }
+
+    /// Shared with the transport's own error for a speed the device refuses.
+    public static func unsupportedBaudRateMessage(_ baud: Int) -> String {
+        "unsupported serial speed \(baud): use one of \(TransportSpec.standardBaudRates.map(String.init).joined(separator: ", "))"
     }
 }

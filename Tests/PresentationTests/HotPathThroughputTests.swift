@@ -1,7 +1,9 @@
 import EventLoop
 import HCI
 import XCTest
-@testable import GatewayCore
+import GatewayCore
+@testable import Presentation
+import GatewayCoreFixtures
 
 /// Drives the per-report path (keys → match → statistics) with a realistic mix: 90 %
 /// reports from noise devices, 10 % from configured tags. It asserts what must hold at

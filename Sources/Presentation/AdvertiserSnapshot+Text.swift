@@ -1,4 +1,6 @@
+import GatewayCore
 import HCI
+import JSONText
 
 extension AdvertiserSnapshot {
     /// Column widths of the terminal table; the identity column takes what is left of a

@@ -1,5 +1,5 @@
 import XCTest
-@testable import HCITransport
+@testable import HCI
 
 final class TransportSpecTests: XCTestCase {
     func testValidForms() throws {
@@ -30,7 +30,7 @@ final class TransportSpecTests: XCTestCase {
         ]
         for text in invalid {
             XCTAssertThrowsError(try TransportSpec(parsing: text), text) { error in
-                guard case .invalidSpec(let spec, _)? = error as? TransportError else {
+                guard case .invalid(let spec, _)? = error as? TransportSpecError else {
                     return XCTFail("\(text): \(error)")
                 }
                 XCTAssertEqual(spec, text)
@@ -42,18 +42,8 @@ final class TransportSpecTests: XCTestCase {
 
     func testUnsupportedBaudListsTheSupportedOnes() {
         XCTAssertThrowsError(try TransportSpec(parsing: "serial:/dev/ttyACM0@12345")) { error in
-            XCTAssertEqual(error as? TransportError, .unsupportedBaudRate(12345))
+            XCTAssertEqual(error as? TransportSpecError, .unsupportedBaudRate(12345))
             XCTAssertTrue("\(error)".contains("1000000"), "\(error)")
         }
-        XCTAssertThrowsError(try SerialTransport(path: "/dev/null", baud: 300))
-    }
-
-    func testMakeTransportPicksTheKind() throws {
-        XCTAssertTrue(try makeTransport(.userChannel(index: 1)) is UserChannelTransport)
-        XCTAssertTrue(try makeTransport(.tcp(host: "h", port: 1)) is TCPTransport)
-        XCTAssertTrue(try makeTransport(.serial(path: "/dev/x", baud: 115_200)) is SerialTransport)
-        XCTAssertTrue(try makeTransport(.btsnoop(path: "f")) is BTSnoopReplayTransport)
-        XCTAssertEqual(try makeTransport(.userChannel(index: 1)).name, "hci1")
-        XCTAssertFalse(try makeTransport(.tcp(host: "h", port: 1)).isOpen)
     }
 }

@@ -2,6 +2,9 @@ import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
+import JSONText
+@testable import Presentation
+import GatewayCoreFixtures
 
 final class AdvertiserTableTests: XCTestCase {
     let tagAddress = BluetoothAddress("C0:11:22:33:44:55")!

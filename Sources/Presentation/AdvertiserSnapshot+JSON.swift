@@ -1,4 +1,6 @@
+import GatewayCore
 import HCI
+import JSONText
 
 extension AdvertiserSnapshot {
     /// The `scan --json` line for this advertiser (see docs/cli.md), without the newline: keys

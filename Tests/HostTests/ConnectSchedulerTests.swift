@@ -1,7 +1,7 @@
 import EventLoop
 import HCI
 import XCTest
-@testable import GatewayCore
+@testable import Host
 
 /// A scripted controller: keeps the accept list the scheduler programs, counts
 /// create-connection commands, and answers only when the test says so.
