@@ -35,6 +35,39 @@ final class TransportDriverTests: XCTestCase {
         XCTAssertEqual(received, [Packets.resetComplete, Packets.setScanEnableComplete] + reports)
     }
 
+    /// Reports may wait for the next read; a command's completion (a conversation under
+    /// way) leaves the descriptor polled.
+    func testOnlyAdvertisingReportsPauseReading() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer) }
+        let loop = EventLoop()
+        var pausedAfter: [Bool] = []
+        var driver: TransportDriver?
+        driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { _ in
+                // Looked at on the next turn: the driver decides after handing the packets out.
+                loop.schedule(after: .zero) {
+                    pausedAfter.append(driver?.isReadingPaused ?? false)
+                    if pausedAfter.count == 1 {
+                        _ = try? writeAll(peer, Packets.advertisingReport(address: 1, rssi: -50).h4Bytes)
+                    } else {
+                        loop.stop()
+                    }
+                }
+            },
+            onFailure: { _ in loop.stop() })
+        driver?.readCoalescing = .seconds(60)
+        driver?.start()
+        _ = try writeAll(peer, Packets.resetComplete.h4Bytes)
+        try loop.run()
+        XCTAssertEqual(pausedAfter, [false, true])
+        driver?.stop()
+    }
+
     /// A descriptor transport: packets arrive through readability, and a closed peer is a
     /// failure callback.
     func testDescriptorTransportDeliversAndReportsClose() throws {
