@@ -28,6 +28,11 @@ public final class TransportDriver {
     /// reads whenever anything arrives.
     public var readCoalescing: Duration = .zero
     private var resumeReadingTimer: EventLoop.TimerHandle?
+    /// After anything is sent, reading is not paused for this long: an answer is awaited
+    /// (a command's completion, a peer's ATT response), and at a busy door the read
+    /// before it would otherwise hold it back for a whole `readCoalescing`.
+    public var answerWait: Duration = .milliseconds(250)
+    private var lastSentAt: Instant?
     /// Input is being let gather (see `readCoalescing`).
     public var isReadingPaused: Bool { resumeReadingTimer != nil }
 
@@ -88,6 +93,9 @@ public final class TransportDriver {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         try transport.send(packet)
         armWritableIfNeeded()
+        guard readCoalescing > .zero else { return }
+        lastSentAt = loop.now
+        if resumeReadingTimer != nil { resumeReading() }
     }
 
     private func readable() {
@@ -107,6 +115,7 @@ public final class TransportDriver {
 
     private func pauseReading() {
         guard readCoalescing > .zero, transport.fileDescriptor != nil, resumeReadingTimer == nil, let registration else { return }
+        if let lastSentAt, loop.now - lastSentAt < answerWait { return }
         loop.setReadingPaused(registration, true)
         resumeReadingTimer = loop.schedule(after: readCoalescing) { [weak self] in
             guard let self else { return }
@@ -118,6 +127,13 @@ public final class TransportDriver {
             // reads as no packets, and the descriptor is polled as usual.
             self.readable()
         }
+    }
+
+    /// Ends a pause early: something was sent, its answer should not wait.
+    private func resumeReading() {
+        if let resumeReadingTimer { loop.cancel(resumeReadingTimer) }
+        resumeReadingTimer = nil
+        if let registration { loop.setReadingPaused(registration, false) }
     }
 
     private func armWritableIfNeeded() {
