@@ -110,7 +110,7 @@ public final class GatewayAgent {
     static let checkpointInterval: Duration = .seconds(60)
     static let durableCheckpointEvery = 2
     static let statusInterval: Duration = .seconds(5)
-    static let readCoalescing: Duration = .milliseconds(10)
+    static let readCoalescing: Duration = .milliseconds(40)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
@@ -158,9 +158,10 @@ public final class GatewayAgent {
             configuration: HostConfiguration(scan: GatewayAgent.scanSettings(configuration)),
             isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
         )
-        // A few milliseconds more per packet are nothing to presence (decisions take
-        // seconds) nor to a proof, and a busy door then wakes the agent 100 times a
-        // second instead of once per report.
+        // 40 ms more per report are nothing to presence (decisions take seconds); a
+        // conversation (commands, a proof) is read at once (see `TransportDriver`); and a
+        // busy door then wakes the agent 25 times a second instead of once per report:
+        // each wake-up costs more than a hundred reports (README, "Benchmarks").
         link.readCoalescing = Self.readCoalescing
         self.link = link
         link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }

@@ -11,8 +11,11 @@ import HCI
 /// stopped.
 final class DescriptorStream {
     enum Kind {
-        /// send(2) with MSG_NOSIGNAL, so a peer that went away is an error, not SIGPIPE.
+        /// A byte stream (TCP): send(2) with MSG_NOSIGNAL, so a peer that went away is an
+        /// error, not SIGPIPE.
         case socket
+        /// One packet per read and write (the HCI user channel); sent like `socket`.
+        case packetSocket
         /// write(2): ttys are not sockets.
         case device
     }
@@ -21,7 +24,10 @@ final class DescriptorStream {
     /// Enough for hundreds of commands; reaching it means the controller stopped reading.
     static let maximumQueuedBytes = 64 * 1024
     /// Reads per `receive()`, so a flooding controller cannot starve the rest of the loop.
-    static let maximumReadsPerReceive = 16
+    /// A packet socket gives one packet per read, and the driver may let input gather for
+    /// a while between receives (`TransportDriver.readCoalescing`): 256 reads every 10 ms
+    /// still drain 25,600 reports a second, where 16 would cap the door at 1,600.
+    static let maximumReadsPerReceive = 256
 
     let kind: Kind
     /// Gives a descriptor back: close(2), or a hand-over to a `BackgroundCloser` where
@@ -78,6 +84,9 @@ final class DescriptorStream {
             if count > 0 {
                 reads += 1
                 framer.append(readBuffer[0 ..< count])
+                // A stream that filled less than the buffer had nothing more just then: the
+                // read that would only say EAGAIN is saved (one system call per wake-up).
+                if kind != .packetSocket, count < readBuffer.count { break }
                 continue
             }
             if count == 0 {
@@ -131,7 +140,7 @@ final class DescriptorStream {
             let written = first.withUnsafeBytes { buffer in
                 let start = buffer.baseAddress.map { $0 + outgoingOffset }
                 return switch kind {
-                case .socket: Glibc.send(fileDescriptor, start, remaining, Int32(MSG_NOSIGNAL))
+                case .socket, .packetSocket: Glibc.send(fileDescriptor, start, remaining, Int32(MSG_NOSIGNAL))
                 case .device: write(fileDescriptor, start, remaining)
                 }
             }

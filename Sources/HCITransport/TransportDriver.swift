@@ -19,12 +19,22 @@ public final class TransportDriver {
     private var waitingForWritable = false
     private var captureFlushTimer: EventLoop.TimerHandle?
     public var captureFlushInterval: Duration = .seconds(1)
-    /// After a read that delivered packets, the descriptor is not polled for this long,
-    /// so what arrives meanwhile is read in one go: a controller sends every advertising
-    /// report as a packet of its own, and each wake-up (poll, read, a context switch)
-    /// costs many times what the report does. Zero reads whenever anything arrives.
+    /// After a read that delivered advertising reports and nothing else, the descriptor
+    /// is not polled for this long, so what arrives meanwhile is read in one go: a
+    /// controller sends every advertising report as a packet of its own, and each wake-up
+    /// (poll, read, a context switch, caches refilled) costs many times what the report
+    /// does. A read with anything else in it (a command's completion, ACL data, a
+    /// connection event) is a conversation under way: reading goes on at once. Zero
+    /// reads whenever anything arrives.
     public var readCoalescing: Duration = .zero
     private var resumeReadingTimer: EventLoop.TimerHandle?
+    /// After anything is sent, reading is not paused for this long: an answer is awaited
+    /// (a command's completion, a peer's ATT response), and at a busy door the read
+    /// before it would otherwise hold it back for a whole `readCoalescing`.
+    public var answerWait: Duration = .milliseconds(250)
+    private var lastSentAt: Instant?
+    /// Input is being let gather (see `readCoalescing`).
+    public var isReadingPaused: Bool { resumeReadingTimer != nil }
 
     public init(
         transport: any HCITransport,
@@ -83,6 +93,9 @@ public final class TransportDriver {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         try transport.send(packet)
         armWritableIfNeeded()
+        guard readCoalescing > .zero else { return }
+        lastSentAt = loop.now
+        if resumeReadingTimer != nil { resumeReading() }
     }
 
     private func readable() {
@@ -94,7 +107,7 @@ public final class TransportDriver {
                 onExhausted()
                 return
             }
-            if !packets.isEmpty { pauseReading() }
+            if !packets.isEmpty, packets.allSatisfy(\.isAdvertisingReport) { pauseReading() }
         } catch {
             fail(error)
         }
@@ -102,12 +115,25 @@ public final class TransportDriver {
 
     private func pauseReading() {
         guard readCoalescing > .zero, transport.fileDescriptor != nil, resumeReadingTimer == nil, let registration else { return }
+        if let lastSentAt, loop.now - lastSentAt < answerWait { return }
         loop.setReadingPaused(registration, true)
         resumeReadingTimer = loop.schedule(after: readCoalescing) { [weak self] in
             guard let self else { return }
             self.resumeReadingTimer = nil
-            if let registration = self.registration { self.loop.setReadingPaused(registration, false) }
+            guard let registration = self.registration else { return }
+            self.loop.setReadingPaused(registration, false)
+            // Read now rather than poll first: at a busy door input is waiting, and the
+            // poll would only say so (one system call per wake-up saved). Nothing there
+            // reads as no packets, and the descriptor is polled as usual.
+            self.readable()
         }
+    }
+
+    /// Ends a pause early: something was sent, its answer should not wait.
+    private func resumeReading() {
+        if let resumeReadingTimer { loop.cancel(resumeReadingTimer) }
+        resumeReadingTimer = nil
+        if let registration { loop.setReadingPaused(registration, false) }
     }
 
     private func armWritableIfNeeded() {
@@ -132,5 +158,14 @@ public final class TransportDriver {
     private func fail(_ error: TransportError) {
         stop()
         onFailure(error)
+    }
+}
+
+extension HCIPacket {
+    /// An LE (Extended) Advertising Report event: traffic that may wait a little.
+    var isAdvertisingReport: Bool {
+        guard type == .event, payload.count >= 3, EventCode(rawValue: payload[0]) == .leMeta else { return false }
+        let subevent = LESubeventCode(rawValue: payload[2])
+        return subevent == .advertisingReport || subevent == .extendedAdvertisingReport
     }
 }

@@ -27,11 +27,31 @@ enum UserChannelSocket {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
                 }
             }
-            if result == 0 { return fd }
+            if result == 0 {
+                enlargeReceiveBuffer(fd)
+                return fd
+            }
             let error = errno
             if error == EINTR { continue }
             _ = close(fd)
             throw TransportError.userChannel(index: index, step: .bind, errno: error)
+        }
+    }
+
+    /// Room for what a controller sends while the agent lets input gather
+    /// (`TransportDriver.readCoalescing`): the kernel charges each queued packet its whole
+    /// buffer (about 2 KiB for a UART controller's 40-byte report), so the default
+    /// 208 KiB holds about 90 reports, under 10 ms at 10,000 a second, and drops the rest.
+    /// 1 MiB (the kernel doubles it) holds 40 ms of 10,000 reports a second twice over.
+    /// SO_RCVBUFFORCE passes `net.core.rmem_max` with CAP_NET_ADMIN, which the user
+    /// channel needs anyway; without it SO_RCVBUF gets what the limit allows.
+    static let receiveBufferBytes: Int32 = 1 << 20
+
+    private static func enlargeReceiveBuffer(_ fd: Int32) {
+        var bytes = receiveBufferBytes
+        let size = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, size) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, size)
         }
     }
 

@@ -33,7 +33,7 @@ public final class UserChannelTransport: DescriptorTransport {
         self.closer = closer
         self.openSocket = openSocket
         let adapter = Self.adapterName(index)
-        super.init(kind: .socket, closeDescriptor: { closer.close($0, key: adapter) })
+        super.init(kind: .packetSocket, closeDescriptor: { closer.close($0, key: adapter) })
     }
 
     public override var name: String { Self.adapterName(index) }

@@ -56,6 +56,11 @@ final class SQLiteConnection {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// SQLite virtual-machine steps run by this connection's prepared statements: the
+    /// work a query did (rows visited, index probes), counted, not timed, so tests can
+    /// show what stays flat as the table grows.
+    fileprivate(set) var virtualMachineSteps = 0
 }
 
 /// A prepared statement, reset after every use so it can be run again.
@@ -114,17 +119,22 @@ final class SQLiteStatement {
     /// Binds, runs to completion, resets.
     func run(_ values: [Value] = []) throws(StoreError) {
         try bind(values)
+        defer { reset() }
         while try step() {}
-        sqlite3_reset(statement)
     }
 
     /// Binds and calls `row` for every result row, then resets. `row` returns `false` to stop early.
     func query(_ values: [Value] = [], _ row: (SQLiteStatement) throws(StoreError) -> Bool) throws(StoreError) {
         try bind(values)
-        defer { sqlite3_reset(statement) }
+        defer { reset() }
         while try step() {
             guard try row(self) else { break }
         }
+    }
+
+    private func reset() {
+        sqlite3_reset(statement)
+        connection.virtualMachineSteps += Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1))
     }
 
     func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }

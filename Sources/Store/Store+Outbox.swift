@@ -52,6 +52,7 @@ extension Store {
     /// event that is no longer pending (another process moved it) changes nothing.
     public func record(_ records: [DeliveryRecord], atMillis now: Int64) throws(StoreError) {
         guard !records.isEmpty else { return }
+        var finished = OutboxStateCounts()
         try relaxedTransaction { () throws(StoreError) in
             var lastSuccess = false
             var lastError: (DeliveryErrorClass, String)?
@@ -59,12 +60,15 @@ extension Store {
                 switch record {
                 case let .sent(sequence, status):
                     try statements.markFinal.run([.integer(Int64(OutboxState.sent.rawValue)), .integer(Int64(status)), .null, .integer(now), .integer(sequence)])
+                    if connection.changes > 0 { finished.add(1, to: .sent) }
                     lastSuccess = true
                 case let .rejected(sequence, status):
                     try statements.markFinal.run([.integer(Int64(OutboxState.rejected.rawValue)), .integer(Int64(status)), .text("HTTP \(status): refused by server policy"), .integer(now), .integer(sequence)])
+                    if connection.changes > 0 { finished.add(1, to: .rejected) }
                     lastError = (.rejected, "HTTP \(status)")
                 case let .dead(sequence, status, error):
                     try statements.markFinal.run([.integer(Int64(OutboxState.dead.rawValue)), .integer(Int64(status)), .text(error), .integer(now), .integer(sequence)])
+                    if connection.changes > 0 { finished.add(1, to: .dead) }
                     lastError = (.client, error)
                 case let .retry(sequence, at, errorClass, error):
                     try statements.scheduleRetry.run([.integer(at), .null, .text(error), .integer(now), .integer(sequence)])
@@ -77,6 +81,12 @@ extension Store {
                 try statements.setMetaText.run([.text("last_error_class"), .text(errorClass.rawValue)])
                 try statements.setMetaText.run([.text("last_error"), .text(error)])
             }
+        }
+        committedStateChanges { counts in
+            counts.pending -= finished.sent + finished.rejected + finished.dead
+            counts.sent += finished.sent
+            counts.rejected += finished.rejected
+            counts.dead += finished.dead
         }
     }
 
@@ -104,20 +114,10 @@ extension Store {
 
     /// Counts per state, the oldest pending event's age and the last outcomes.
     public func status(nowMillis: Int64) throws(StoreError) -> OutboxStatus {
-        var status = OutboxStatus(pending: 0, sent: 0, rejected: 0, dead: 0, oldestPendingAgeMillis: nil,
-                                  lastSuccessMillis: nil, lastErrorMillis: nil, lastErrorClass: nil,
-                                  lastError: nil, lastSequence: 0, maximumEvents: configuration.maximumEvents)
-        try statements.countsByState.query { row in
-            let count = Int(truncatingIfNeeded: row.int64(1))
-            switch OutboxState(rawValue: Int32(truncatingIfNeeded: row.int64(0))) {
-            case .pending: status.pending = count
-            case .sent: status.sent = count
-            case .rejected: status.rejected = count
-            case .dead: status.dead = count
-            default: break
-            }
-            return true
-        }
+        let counts = try currentStateCounts()
+        var status = OutboxStatus(pending: counts.pending, sent: counts.sent, rejected: counts.rejected, dead: counts.dead,
+                                  oldestPendingAgeMillis: nil, lastSuccessMillis: nil, lastErrorMillis: nil,
+                                  lastErrorClass: nil, lastError: nil, lastSequence: 0, maximumEvents: configuration.maximumEvents)
         try statements.oldestPending.query { row in
             let (age, overflow) = nowMillis.subtractingReportingOverflow(row.int64(0))
             status.oldestPendingAgeMillis = overflow ? 0 : max(0, age)
@@ -173,12 +173,17 @@ extension Store {
     /// Puts every dead letter back to pending, due now; returns how many.
     @discardableResult
     public func retryDead(nowMillis: Int64) throws(StoreError) -> Int {
-        try relaxedTransaction { () throws(StoreError) in
+        let revived = try relaxedTransaction { () throws(StoreError) in
             let statement = try connection.prepare(
                 "UPDATE events SET state = 0, attempts = 0, next_attempt_ms = ?, updated_ms = ? WHERE state = 3")
             try statement.run([.integer(nowMillis), .integer(nowMillis)])
             return connection.changes
         }
+        committedStateChanges { counts in
+            counts.dead -= revived
+            counts.pending += revived
+        }
+        return revived
     }
 
     /// Makes every pending event due now (the operator changed the token, URL or CA:
@@ -199,11 +204,20 @@ extension Store {
     public func pruneDelivered(nowMillis: Int64) throws(StoreError) -> Int {
         let (cutoff, overflow) = nowMillis.subtractingReportingOverflow(configuration.deliveredRetentionMillis)
         guard !overflow else { return 0 }
-        return try relaxedTransaction { () throws(StoreError) in
-            let statement = try connection.prepare("DELETE FROM events WHERE state IN (1, 2) AND updated_ms < ?")
-            try statement.run([.integer(cutoff)])
-            return connection.changes
+        // One state at a time, so the counts per state follow the rows deleted.
+        var pruned = OutboxStateCounts()
+        try relaxedTransaction { () throws(StoreError) in
+            let statement = try connection.prepare("DELETE FROM events WHERE state = ? AND updated_ms < ?")
+            for state in [OutboxState.sent, .rejected] {
+                try statement.run([.integer(Int64(state.rawValue)), .integer(cutoff)])
+                pruned.add(connection.changes, to: state)
+            }
         }
+        committedStateChanges { counts in
+            counts.sent -= pruned.sent
+            counts.rejected -= pruned.rejected
+        }
+        return pruned.sent + pruned.rejected
     }
 }
 

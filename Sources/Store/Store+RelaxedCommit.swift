@@ -5,9 +5,11 @@ extension Store {
     /// a power cut may undo it, unless a later `commit` or a WAL checkpoint has synced
     /// the log since. Never for events: those go through `commit`.
     public func commitRelaxed(_ body: (inout StoreTransaction) throws(StoreError) -> Void) throws(StoreError) {
-        try relaxedTransaction { () throws(StoreError) in
+        let appended = try relaxedTransaction { () throws(StoreError) in
             var transaction = StoreTransaction(store: self)
             try body(&transaction)
+            return transaction.appended
         }
+        committedStateChanges { $0.pending += appended }
     }
 }

@@ -23,6 +23,10 @@ public final class Store {
     /// recounted exactly before refusing anything (see `StoreConfiguration.maximumEvents`).
     var undeliveredEstimate: Int
     var appendsSinceRecount = 0
+    /// Events per state (see `OutboxStateCounts`); nil until first counted.
+    var stateCounts: OutboxStateCounts?
+    /// `PRAGMA data_version` when `stateCounts` was counted.
+    var stateCountsDataVersion: Int64 = 0
     private var inTransaction = false
     private var lastDataVersion: Int64 = 0
 
@@ -132,6 +136,8 @@ public final class Store {
             throw error
         }
         undeliveredEstimate += transaction.appended
+        let appended = transaction.appended
+        committedStateChanges { $0.pending += appended }
     }
 
     /// A transaction for bookkeeping whose loss after a power cut is harmless.
@@ -176,7 +182,7 @@ public final class Store {
         return version != lastDataVersion
     }
 
-    private func dataVersion() throws(StoreError) -> Int64 {
+    func dataVersion() throws(StoreError) -> Int64 {
         var version: Int64 = 0
         try statements.dataVersion.query { row in
             version = row.int64(0)

@@ -35,6 +35,61 @@ final class TransportDriverTests: XCTestCase {
         XCTAssertEqual(received, [Packets.resetComplete, Packets.setScanEnableComplete] + reports)
     }
 
+    /// Reports may wait for the next read; a command's completion (a conversation under
+    /// way) leaves the descriptor polled.
+    func testOnlyAdvertisingReportsPauseReading() throws {
+        let paused = try pausedAfterTwoReads(first: Packets.resetComplete) { _ in }
+        XCTAssertEqual(paused, [false, true])
+    }
+
+    /// Once something was sent its answer is awaited: a pause under way ends at the send,
+    /// and a report read meanwhile does not pause reading.
+    func testASendKeepsReadingForTheAnswer() throws {
+        var pausedAtSend: Bool?
+        let paused = try pausedAfterTwoReads(first: Packets.advertisingReport(address: 1, rssi: -50)) { driver in
+            try? driver.send(Packets.reset)
+            pausedAtSend = driver.isReadingPaused
+        }
+        XCTAssertEqual(paused, [true, false])
+        XCTAssertEqual(pausedAtSend, false)
+    }
+
+    /// Whether reading is paused after `first` is read and after a report that follows it
+    /// (`between` runs in between), with a pause and an answer wait far longer than the test.
+    private func pausedAfterTwoReads(first: HCIPacket, between: @escaping (TransportDriver) -> Void) throws -> [Bool] {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer) }
+        let loop = EventLoop()
+        var paused: [Bool] = []
+        var driver: TransportDriver?
+        driver = TransportDriver(
+            transport: transport, loop: loop,
+            onPackets: { _ in
+                // Looked at on the next turn: the driver decides after handing the packets out.
+                loop.schedule(after: .zero) {
+                    guard let driver else { return }
+                    paused.append(driver.isReadingPaused)
+                    if paused.count == 1 {
+                        between(driver)
+                        _ = try? writeAll(peer, Packets.advertisingReport(address: 2, rssi: -50).h4Bytes)
+                    } else {
+                        loop.stop()
+                    }
+                }
+            },
+            onFailure: { _ in loop.stop() })
+        driver?.readCoalescing = .seconds(60)
+        driver?.answerWait = .seconds(60)
+        driver?.start()
+        try writeAll(peer, first.h4Bytes)
+        try loop.run()
+        driver?.stop()
+        return paused
+    }
+
     /// A descriptor transport: packets arrive through readability, and a closed peer is a
     /// failure callback. On virtual time: the peer's writes come from timers, nothing waits.
     func testDescriptorTransportDeliversAndReportsClose() throws {
