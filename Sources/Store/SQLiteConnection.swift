@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSQLite
 
 /// The only file that talks to SQLite's C API: one connection, its prepared statements,
@@ -17,8 +20,9 @@ final class SQLiteConnection {
         }
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = db.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(db)
-            throw .open(path: path, message: message)
+            throw .open(path: path, message: message, code: rc & 0xFF, systemErrno: systemErrno)
         }
         handle = db
         sqlite3_extended_result_codes(db, 0)
@@ -36,7 +40,27 @@ final class SQLiteConnection {
     }
 
     func error(_ code: Int32) -> StoreError {
-        .sqlite(code: code & 0xFF, message: lastErrorMessage)
+        .sqlite(code: code & 0xFF, message: lastErrorMessage, systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
+    }
+
+    /// The disk trouble behind a result code. The system's errno is looked at first:
+    /// SQLite reports a write refused by a read-only or full file system as a plain I/O
+    /// error. `nil` when the code is no disk trouble (a constraint, a misuse).
+    static func trouble(code: Int32, systemErrno: Int32) -> StoreTrouble? {
+        switch systemErrno {
+        case ENOSPC, EDQUOT: return .full
+        case EROFS, EACCES, EPERM: return .readOnly
+        default: break
+        }
+        switch code & 0xFF {
+        case SQLITE_FULL: return .full
+        case SQLITE_READONLY: return .readOnly
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt
+        case SQLITE_BUSY, SQLITE_LOCKED: return .locked
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_NOLFS, SQLITE_PERM: return .io
+        case SQLITE_OK: return systemErrno == 0 ? nil : .io
+        default: return nil
+        }
     }
 
     /// Runs one or more statements without results (schema, pragmas, BEGIN/COMMIT).
