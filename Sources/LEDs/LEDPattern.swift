@@ -79,6 +79,8 @@ extension LEDPattern {
     static let decisionBlinks = LEDPattern.flashes(2, flash: .milliseconds(100))
     /// Amber, 1 Hz: events waiting.
     static let waitingBlink = LEDPattern.blink(on: .milliseconds(500), off: .milliseconds(500))
+    /// Amber, 4 Hz: events cannot be stored (disk trouble).
+    static let storeTroubleBlink = LEDPattern.blink(on: .milliseconds(125), off: .milliseconds(125))
     /// Red, 4 Hz: controller down or recovering.
     static let controllerDownBlink = LEDPattern.blink(on: .milliseconds(125), off: .milliseconds(125))
     /// Red, three 100 ms flashes: a proof failed.
