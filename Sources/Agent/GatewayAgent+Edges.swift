@@ -20,10 +20,12 @@ extension GatewayAgent {
     // MARK: Forwarder
 
     func startForwarder() {
-        guard let server = configuration.server, let store else {
+        guard let server = configuration.server else {
             log.log(.notice, "no [server]: events are stored and logged only")
             return
         }
+        // Without a store, delivery starts when the store opens (GatewayAgent+StoreHealth).
+        guard let store else { return }
         do {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
@@ -141,6 +143,7 @@ extension GatewayAgent {
         leds?.update { engine, now in engine.setOutbox(amber, at: now) }
         var summary = scanning ? "scanning" : "controller unavailable"
         summary += " · \(presence.openVisits) present · outbox \(backlog)"
+        if let disk = storeStatusSummary { summary += " · \(disk)" }
         if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
         var messages: [ServiceNotification] = [.status(summary)]
         if watchdog?.shouldFeed(at: now) == true { messages.append(.watchdog) }

@@ -30,7 +30,9 @@ extension Store {
     /// Moves a corrupt database aside (the agent's store connection closed first). The
     /// sequence floor is raised before anything moves, so a failure leaves the database
     /// where it was and the next attempt salvages again.
-    public static func moveAside(path: String, suffix: String, reason: StoreError) throws(StoreError) -> MovedAsideDatabase {
+    /// - Returns: `nil` when there is no database file to move.
+    public static func moveAside(path: String, suffix: String, reason: StoreError) throws(StoreError) -> MovedAsideDatabase? {
+        guard StoreFiles.exists(path) else { return nil }
         var floor = SequenceFloor(databasePath: path)
         let salvaged = salvageNextSequence(path: path)
         if let salvaged {
@@ -57,5 +59,15 @@ extension Store {
             }
         }
         return best
+    }
+}
+
+extension Store {
+    /// One small durable write (a timestamp in `meta`): whether the disk takes data
+    /// again, when no held event is there to show it. Only while in trouble.
+    public func checkWritable(nowMillis: Int64) throws(StoreError) {
+        try commit { (_: inout StoreTransaction) throws(StoreError) in
+            try statements.setMetaInt.run([.text("disk_checked_ms"), .integer(nowMillis)])
+        }
     }
 }

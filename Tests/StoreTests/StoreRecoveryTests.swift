@@ -55,7 +55,7 @@ final class StoreRecoveryTests: StoreTestCase {
         unlink(path + SequenceFloor.suffix)
         // As when a commit reports corruption deep in the file: the counter is still
         // readable, the floor file is gone.
-        let moved = try Store.moveAside(path: path, suffix: "x", reason: .corruptRow("test"))
+        let moved = try XCTUnwrap(Store.moveAside(path: path, suffix: "x", reason: .corruptRow("test")))
         XCTAssertEqual(moved.salvagedNextSequence, 4)
         XCTAssertEqual(moved.firstSequence, 4 + SequenceFloor.range)
         let store = try open()
