@@ -7,8 +7,10 @@ import CSQLite
 /// and SQLite's result codes turned into `StoreError`.
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
+    private let path: String
 
     init(path: String, busyTimeoutMillis: Int32, readOnly: Bool = false) throws(StoreError) {
+        self.path = path
         var db: OpaquePointer?
         // NOMUTEX: the store is used from one thread (the event loop); no need for
         // SQLite's serialisation. The directory must exist: creating it is the installer's job.
@@ -20,7 +22,7 @@ final class SQLiteConnection {
         }
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            let systemErrno = db.map { sqlite3_system_errno($0) } ?? 0
+            let systemErrno = Self.fileSystemErrno(rc, db.map { sqlite3_system_errno($0) } ?? 0, path: path)
             sqlite3_close_v2(db)
             throw .open(path: path, message: message, code: rc & 0xFF, systemErrno: systemErrno)
         }
@@ -40,7 +42,26 @@ final class SQLiteConnection {
     }
 
     func error(_ code: Int32) -> StoreError {
-        .sqlite(code: code & 0xFF, message: lastErrorMessage, systemErrno: handle.map { sqlite3_system_errno($0) } ?? 0)
+        let systemErrno = Self.fileSystemErrno(code, handle.map { sqlite3_system_errno($0) } ?? 0, path: path)
+        return .sqlite(code: code & 0xFF, message: lastErrorMessage, systemErrno: systemErrno)
+    }
+
+    /// The errno that says why a file operation failed. SQLite's own may belong to
+    /// another call (opening `-shm` beside a database on a read-only mount reports
+    /// "unable to open database file"); for a failure of the file the directory's file
+    /// system is asked whether it is read-only or out of space, the two states the agent
+    /// shows and waits out (docs/reliability.md, "Disk trouble").
+    static func fileSystemErrno(_ code: Int32, _ reported: Int32, path: String) -> Int32 {
+        guard reported != EROFS, reported != ENOSPC else { return reported }
+        switch code & 0xFF {
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_FULL: break
+        default: return reported
+        }
+        var info = statvfs()
+        guard statvfs(StoreFiles.directory(of: path), &info) == 0 else { return reported }
+        if info.f_flag & UInt(ST_RDONLY) != 0 { return EROFS }
+        if info.f_bavail == 0 { return ENOSPC }
+        return reported
     }
 
     /// The disk trouble behind a result code. The system's errno is looked at first:
