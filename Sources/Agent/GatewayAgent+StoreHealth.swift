@@ -98,7 +98,7 @@ extension GatewayAgent {
     func retryStore() {
         guard let trouble = storeHealth.trouble else { return }
         storeHealth.retrying(at: loop.now)
-        if store == nil || trouble.needsReopen {
+        if store == nil || trouble.needsReopen || store?.isWritable == false {
             reopenStore(movingAsideCorrupt: trouble == .corrupt)
         }
         if let store {
@@ -114,6 +114,17 @@ extension GatewayAgent {
             }
         }
         storeRetryTimer.arm(at: storeHealth.nextRetry)
+    }
+
+    /// At stop: decisions still held because the store fails are lost with the process;
+    /// said at error level, with who they were for, so nobody has to guess.
+    func reportHeldAtStop() {
+        guard !uncommitted.isEmpty else { return }
+        let persons = uncommitted.compactMap { $0.decision?.personId }
+        log.log(.error, "stopping with events not stored; they are lost", [
+            "count": "\(uncommitted.count)", "persons": persons.joined(separator: ","),
+            "cause": storeHealth.trouble?.rawValue ?? "-",
+        ])
     }
 
     /// Closes the store (and the forwarder reading it) and opens it again; a database a

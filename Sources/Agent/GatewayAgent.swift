@@ -218,6 +218,7 @@ public final class GatewayAgent {
         stopFleet()
         stopLEDs()
         retryUncommitted()
+        reportHeldAtStop()
         saveAllPresence()
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)

@@ -101,6 +101,11 @@ final class SQLiteConnection {
     var changes: Int { Int(sqlite3_changes(handle)) }
 
     var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+    /// Whether SQLite opened the file read-only (it falls back to that when the file or
+    /// its file system refuses writing): such a connection never writes again, even once
+    /// the file system is remounted read-write.
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 }
 
 /// A prepared statement, reset after every use so it can be run again.

@@ -63,6 +63,9 @@ extension Store {
 }
 
 extension Store {
+    /// Whether this connection can write at all (see `SQLiteConnection.isReadOnly`).
+    public var isWritable: Bool { !connection.isReadOnly }
+
     /// One small durable write (a timestamp in `meta`): whether the disk takes data
     /// again, when no held event is there to show it. Only while in trouble.
     public func checkWritable(nowMillis: Int64) throws(StoreError) {

@@ -19,12 +19,14 @@ public enum StoreTrouble: String, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { rawValue }
 
-    /// Whether a fresh connection may cure it: a file system remounted read-write, a
-    /// replaced disk. A lock or a full disk clears on the same connection.
+    /// Whether only a fresh connection may cure it: a corrupt file to move aside, a
+    /// replaced disk. A lock or a full disk clears on the same connection, and so does a
+    /// file system remounted read-write — unless SQLite opened the file read-only
+    /// (`Store.isWritable`).
     public var needsReopen: Bool {
         switch self {
-        case .readOnly, .corrupt, .io: true
-        case .full, .locked: false
+        case .corrupt, .io: true
+        case .readOnly, .full, .locked: false
         }
     }
 }

@@ -100,6 +100,13 @@ final class StoreRecoveryTests: StoreTestCase {
         XCTAssertEqual(try append(store, key: "b"), 2)
     }
 
+    func testAConnectionOpenedReadOnlyIsNotWritable() throws {
+        let store = try open()
+        XCTAssertTrue(store.isWritable)
+        try store.checkWritable(nowMillis: 1)
+        XCTAssertFalse(try Store(path: path, readOnly: true).isWritable)
+    }
+
     func testTroubleKinds() {
         XCTAssertEqual(StoreError.sqlite(code: 13, message: "database or disk is full").trouble, .full)
         XCTAssertEqual(StoreError.sqlite(code: 10, message: "disk I/O error", systemErrno: ENOSPC).trouble, .full)
