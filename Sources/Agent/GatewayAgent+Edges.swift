@@ -72,9 +72,12 @@ extension GatewayAgent {
             let lines = try GPIOLines(wiring: wiring)
             let driver = LEDDriver(loop: loop, output: lines)
             driver.onError = { [log] error in log.log(.error, "LED output failed", ["error": "\(error)"]) }
+            // The store may already be in trouble: it is opened before the LEDs start.
+            let storeTrouble = storeHealth.trouble != nil
             driver.update { engine, now in
                 engine.lampTest(at: now)
                 engine.setControllerDown(true, at: now)
+                engine.setStoreTrouble(storeTrouble, at: now)
             }
             ledLines = lines
             self.leds = driver

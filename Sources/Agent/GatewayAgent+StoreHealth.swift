@@ -39,7 +39,8 @@ extension GatewayAgent {
     private func storeHealthChanged(_ change: StoreHealth.Change, error: StoreError?) {
         let path = Store.path(stateDirectory: configuration.gateway.stateDirectory)
         if let trouble = change.trouble {
-            log.log(.error, "events cannot be stored; decisions are kept in memory and retried", [
+            // A lock is most often an `outbox` command of the operator's, over in a moment.
+            log.log(trouble == .locked ? .warning : .error, "events cannot be stored; decisions are kept in memory and retried", [
                 "cause": trouble.rawValue, "previous": change.previous?.rawValue ?? "-", "path": path,
                 "held_events": "\(uncommitted.count)", "error": error?.description ?? "-",
             ])
@@ -146,6 +147,6 @@ extension GatewayAgent {
             }
         }
         openStoreOrRetry()
-        if store != nil { startForwarder() }
+        if store != nil, configuration.server != nil { startForwarder() }
     }
 }
