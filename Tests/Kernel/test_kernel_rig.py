@@ -250,8 +250,13 @@ def outage_times(guest) -> dict[str, float]:
     """guest-tests.sh's controller-outage.txt: guest clock times of "stopped" (asked the
     host to stop the controller), "red" (red LED first seen lit), "restarted" (asked for
     it back), "recovered" (steady green again); a line missing when that did not happen."""
+    return guest_times(guest, "controller-outage.txt")
+
+
+def guest_times(guest, name: str) -> dict[str, float]:
+    """A guest-tests.sh file of "what seconds" lines: the guest clock time of each."""
     times = {}
-    for line in guest.text("controller-outage.txt").splitlines():
+    for line in guest.text(name).splitlines():
         key, _, value = line.partition(" ")
         try:
             times[key] = float(value)
@@ -397,14 +402,7 @@ def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
 def disk_trouble_times(guest) -> dict[str, float]:
     """guest-tests.sh's disk-trouble.txt: guest clock times of "full" (the agent's line
     seen), "freed" (the filler removed), "recovered" (its line seen)."""
-    times = {}
-    for line in guest.text("disk-trouble.txt").splitlines():
-        key, _, value = line.partition(" ")
-        try:
-            times[key] = float(value)
-        except ValueError:
-            pass
-    return times
+    return guest_times(guest, "disk-trouble.txt")
 
 
 def test_run_on_a_full_disk_blinks_amber_4_hz_and_scans_until_space_is_freed(guest):
