@@ -386,7 +386,9 @@ public final class GatewayAgent {
     /// is anything else done with it (log, LEDs, forwarder).
     func commit(_ event: PresenceEvent, at now: Instant) {
         guard let decision = event.decision else { return }
-        guard let store else { return uncommitted.append(event) }
+        // Behind decisions still held (the store failed, or is not open): the order
+        // decided is the order stored. The retry commits them from the front.
+        guard let store, uncommitted.isEmpty else { return uncommitted.append(event) }
         let identities = decision.tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[decision.tagIndex] : []
         let gateway = gatewayIdentity
         let appVersion = options.appVersion

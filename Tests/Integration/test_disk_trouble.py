@@ -133,7 +133,8 @@ def test_a_lock_held_by_another_process_holds_the_events_in_order_until_it_is_re
 
         rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 40,
                          "the held events", agent)
-        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], "in the order decided"
+        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], \
+            f"in the order decided: {events_of(rows)}; log:\n{agent.log()[-4000:]}"
         assert [row["sequence"] for row in rows] == [1, 2]
         agent.wait_log(RECOVERED_LINE)
         assert len(agent.lines(TROUBLE_LINE)) == 1, "once per change, not per event or retry"
