@@ -20,10 +20,12 @@ extension GatewayAgent {
     // MARK: Forwarder
 
     func startForwarder() {
-        guard let server = configuration.server, let store else {
+        guard let server = configuration.server else {
             log.log(.notice, "no [server]: events are stored and logged only")
             return
         }
+        // Without a store, delivery starts when the store opens (GatewayAgent+StoreHealth).
+        guard let store else { return }
         do {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
@@ -70,9 +72,12 @@ extension GatewayAgent {
             let lines = try GPIOLines(wiring: wiring)
             let driver = LEDDriver(loop: loop, output: lines)
             driver.onError = { [log] error in log.log(.error, "LED output failed", ["error": "\(error)"]) }
+            // The store may already be in trouble: it is opened before the LEDs start.
+            let storeTrouble = storeHealth.trouble != nil
             driver.update { engine, now in
                 engine.lampTest(at: now)
                 engine.setControllerDown(true, at: now)
+                engine.setStoreTrouble(storeTrouble, at: now)
             }
             ledLines = lines
             self.leds = driver
@@ -142,6 +147,7 @@ extension GatewayAgent {
         var summary = scanning ? "scanning" : "controller unavailable"
         if fleet.mode == .paused { summary += " · paused" }
         summary += " · \(presence.openVisits) present · outbox \(backlog)"
+        if let disk = storeStatusSummary { summary += " · \(disk)" }
         if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
         var messages: [ServiceNotification] = [.status(summary)]
         if watchdog?.shouldFeed(at: now) == true { messages.append(.watchdog) }

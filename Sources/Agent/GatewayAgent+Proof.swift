@@ -230,8 +230,10 @@ extension GatewayAgent {
         } catch {
             counters.commitFailures += 1
             log.log(.error, "cannot store spoof_suspected", ["person_id": tag.personId, "error": error.description])
+            storeFailed(error)
             return
         }
+        storeSucceeded()
         guard let committed else { return }
         log.log(.notice, committed.type.rawValue, [
             "event": committed.type.rawValue, "person_id": committed.userId, "tag": tag.tagId, "sequence": "\(committed.sequence)",

@@ -48,8 +48,10 @@ extension GatewayAgent {
                 // The record stays: the next start tries again.
                 counters.commitFailures += 1
                 log.log(.error, "cannot store the checkout of a removed person", ["person_id": record.personId, "error": error.description])
+                storeFailed(error)
                 continue
             }
+            storeSucceeded()
             guard let committed else { continue }
             counters.checkouts += 1
             log.log(.notice, "checkout", [

@@ -73,6 +73,9 @@ public final class GatewayAgent {
     var ingesting = false
     /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
     var uncommitted: [PresenceEvent] = []
+    /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
+    var storeHealth = StoreHealth()
+    lazy var storeRetryTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retryStore() }
     lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
     var fatal: String?
     var stopping = false
@@ -134,11 +137,9 @@ public final class GatewayAgent {
             "version": options.appVersion, "gateway": configuration.gateway.id,
             "persons": "\(configuration.persons.count)", "transport": configuration.bluetooth.transport.description,
         ])
-        do {
-            try openStore()
-        } catch {
-            return .failed(error.description)
-        }
+        // Without a usable store the door still scans and decides; the store is tried
+        // again on a backoff (GatewayAgent+StoreHealth).
+        openStoreOrRetry()
         startRoster()
         restorePresence()
         startLEDs()
@@ -219,6 +220,7 @@ public final class GatewayAgent {
         stopFleet()
         stopLEDs()
         retryUncommitted()
+        reportHeldAtStop()
         saveAllPresence()
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
@@ -239,7 +241,9 @@ public final class GatewayAgent {
         }
         let path = Store.path(stateDirectory: directory)
         do {
-            store = try Store(path: path)
+            let opened = try Store.openRecovering(path: path, configuration: Self.storeConfiguration, suffix: corruptDatabaseSuffix())
+            if let moved = opened.movedAside { announceMovedAside(moved) }
+            store = opened.store
         } catch {
             throw .store(path, error)
         }
@@ -383,8 +387,10 @@ public final class GatewayAgent {
     /// Commits the event and the person's presence record in one transaction; only then
     /// is anything else done with it (log, LEDs, forwarder).
     func commit(_ event: PresenceEvent, at now: Instant) {
-        guard let store else { return }
         guard let decision = event.decision else { return }
+        // Behind decisions still held (the store failed, or is not open): the order
+        // decided is the order stored. The retry commits them from the front.
+        guard let store, uncommitted.isEmpty else { return uncommitted.append(event) }
         let identities = decision.tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[decision.tagIndex] : []
         let gateway = gatewayIdentity
         let appVersion = options.appVersion
@@ -410,10 +416,13 @@ public final class GatewayAgent {
             }
         } catch {
             counters.commitFailures += 1
-            log.log(.error, "cannot store event, will retry", ["person_id": decision.personId, "error": error.description])
+            // Disk trouble is logged once per change by storeFailed, not per event.
+            log.log(error.trouble == nil ? .error : .debug, "cannot store event, will retry", ["person_id": decision.personId, "error": error.description])
             uncommitted.append(event)
+            storeFailed(error)
             return
         }
+        storeSucceeded()
         // The record went with the event: last sample included.
         changedPersons.remove(decision.personId)
         heardPersons.remove(decision.personId)
@@ -433,10 +442,18 @@ public final class GatewayAgent {
 
 
     func retryUncommitted() {
-        guard !uncommitted.isEmpty else { return }
+        guard !uncommitted.isEmpty, store != nil else { return }
         let pending = uncommitted
         uncommitted = []
-        for event in pending { commit(event, at: loop.now) }
+        for (index, event) in pending.enumerated() {
+            commit(event, at: loop.now)
+            // The store failed again: the rest wait, in order, for the next try (each
+            // attempt may wait out the busy timeout; the loop must not).
+            if !uncommitted.isEmpty {
+                uncommitted.append(contentsOf: pending[(index + 1)...])
+                return
+            }
+        }
     }
 
     /// Saves what changed since the last checkpoint: the records of persons whose state
@@ -471,9 +488,11 @@ public final class GatewayAgent {
                 try store.commitRelaxed(write)
             }
         } catch {
-            log.log(.error, "cannot save presence state", ["error": error.description])
+            log.log(error.trouble == nil ? .error : .debug, "cannot save presence state", ["error": error.description])
+            storeFailed(error)
             return
         }
+        storeSucceeded()
         changedPersons.removeAll(keepingCapacity: true)
         heardPersons.subtract(changed)
         heardSinceCheckpoint = false

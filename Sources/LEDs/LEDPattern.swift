@@ -81,6 +81,8 @@ extension LEDPattern {
     static let waitingBlink = LEDPattern.blink(on: .milliseconds(500), off: .milliseconds(500))
     /// Green while the server has check-ins paused and the gateway scans: 1 Hz.
     static let pausedBlink = LEDPattern.blink(on: .milliseconds(500), off: .milliseconds(500))
+    /// Amber, 4 Hz: events cannot be stored (disk trouble).
+    static let storeTroubleBlink = LEDPattern.blink(on: .milliseconds(125), off: .milliseconds(125))
     /// Red, 4 Hz: controller down or recovering.
     static let controllerDownBlink = LEDPattern.blink(on: .milliseconds(125), off: .milliseconds(125))
     /// Red, three 100 ms flashes: a proof failed.

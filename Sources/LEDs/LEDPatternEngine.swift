@@ -14,7 +14,7 @@ import EventLoop
 /// | LED   | highest first |
 /// | ----- | ------------- |
 /// | green | lamp test (on) > fatal (off) > decision blinks > 1 Hz while scanning, healthy and paused by the server / steady on while scanning with a healthy controller > off |
-/// | amber | lamp test (on) > fatal (off) > refused/dead letters (steady) > waiting (1 Hz) > off |
+/// | amber | lamp test (on) > fatal (off) > events cannot be stored (4 Hz) > refused/dead letters (steady) > waiting (1 Hz) > off |
 /// | red   | lamp test (on) > fatal (steady) > proof-failure flashes > controller down (4 Hz) > off |
 ///
 /// Transients (lamp test, decision blinks, proof flashes) overlay the steady state for
@@ -47,6 +47,7 @@ public struct LEDPatternEngine: Sendable {
     private var controllerDownSince: Instant?
     private var outbox: OutboxState = .empty
     private var outboxSince: Instant = .zero
+    private var storeTroubleSince: Instant?
     private var decisionStart: Instant?
     private var proofFailureStart: Instant?
     /// Check-ins paused by the server since then (green blinks at 1 Hz while scanning).
@@ -91,6 +92,17 @@ public struct LEDPatternEngine: Sendable {
             if pausedSince == nil { pausedSince = instant }
         } else {
             pausedSince = nil
+        }
+    }
+
+    /// Events cannot be stored (disk full, read-only, corrupt or locked database), or
+    /// can again: amber blinks at 4 Hz over whatever the outbox says while it lasts.
+    public mutating func setStoreTrouble(_ inTrouble: Bool, at instant: Instant) {
+        if inTrouble {
+            // Keep the phase of a blink already running.
+            if storeTroubleSince == nil { storeTroubleSince = instant }
+        } else {
+            storeTroubleSince = nil
         }
     }
 
@@ -146,7 +158,7 @@ public struct LEDPatternEngine: Sendable {
         for color in LEDColor.allCases {
             consider(layer(color, at: instant).until)
         }
-        for start in [lampTestStart, fatalSince, decisionStart, proofFailureStart, controllerDownSince, pausedSince] {
+        for start in [lampTestStart, fatalSince, decisionStart, proofFailureStart, controllerDownSince, pausedSince, storeTroubleSince] {
             consider(start)
         }
         return earliest
@@ -172,6 +184,9 @@ public struct LEDPatternEngine: Sendable {
             }
             return (true, nil)
         case .amber:
+            if let since = storeTroubleSince, since <= instant {
+                return LEDPattern.storeTroubleBlink.level(at: instant, startedAt: since) ?? (false, nil)
+            }
             switch outbox {
             case .empty: return (false, nil)
             case .refused: return (true, nil)

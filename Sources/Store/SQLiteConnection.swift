@@ -1,11 +1,16 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CSQLite
 
 /// The only file that talks to SQLite's C API: one connection, its prepared statements,
 /// and SQLite's result codes turned into `StoreError`.
 final class SQLiteConnection {
     private(set) var handle: OpaquePointer?
+    private let path: String
 
     init(path: String, busyTimeoutMillis: Int32, readOnly: Bool = false) throws(StoreError) {
+        self.path = path
         var db: OpaquePointer?
         // NOMUTEX: the store is used from one thread (the event loop); no need for
         // SQLite's serialisation. The directory must exist: creating it is the installer's job.
@@ -17,8 +22,9 @@ final class SQLiteConnection {
         }
         guard rc == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            let systemErrno = Self.fileSystemErrno(rc, db.map { sqlite3_system_errno($0) } ?? 0, path: path)
             sqlite3_close_v2(db)
-            throw .open(path: path, message: message)
+            throw .open(path: path, message: message, code: rc & 0xFF, systemErrno: systemErrno)
         }
         handle = db
         sqlite3_extended_result_codes(db, 0)
@@ -36,7 +42,46 @@ final class SQLiteConnection {
     }
 
     func error(_ code: Int32) -> StoreError {
-        .sqlite(code: code & 0xFF, message: lastErrorMessage)
+        let systemErrno = Self.fileSystemErrno(code, handle.map { sqlite3_system_errno($0) } ?? 0, path: path)
+        return .sqlite(code: code & 0xFF, message: lastErrorMessage, systemErrno: systemErrno)
+    }
+
+    /// The errno that says why a file operation failed. SQLite's own may belong to
+    /// another call (opening `-shm` beside a database on a read-only mount reports
+    /// "unable to open database file"); for a failure of the file the directory's file
+    /// system is asked whether it is read-only or out of space, the two states the agent
+    /// shows and waits out (docs/reliability.md, "Disk trouble").
+    static func fileSystemErrno(_ code: Int32, _ reported: Int32, path: String) -> Int32 {
+        guard reported != EROFS, reported != ENOSPC else { return reported }
+        switch code & 0xFF {
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_READONLY, SQLITE_FULL: break
+        default: return reported
+        }
+        var info = statvfs()
+        guard statvfs(StoreFiles.directory(of: path), &info) == 0 else { return reported }
+        if info.f_flag & UInt(ST_RDONLY) != 0 { return EROFS }
+        if info.f_bavail == 0 { return ENOSPC }
+        return reported
+    }
+
+    /// The disk trouble behind a result code. The system's errno is looked at first:
+    /// SQLite reports a write refused by a read-only or full file system as a plain I/O
+    /// error. `nil` when the code is no disk trouble (a constraint, a misuse).
+    static func trouble(code: Int32, systemErrno: Int32) -> StoreTrouble? {
+        switch systemErrno {
+        case ENOSPC, EDQUOT: return .full
+        case EROFS, EACCES, EPERM: return .readOnly
+        default: break
+        }
+        switch code & 0xFF {
+        case SQLITE_FULL: return .full
+        case SQLITE_READONLY: return .readOnly
+        case SQLITE_CORRUPT, SQLITE_NOTADB: return .corrupt
+        case SQLITE_BUSY, SQLITE_LOCKED: return .locked
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_PROTOCOL, SQLITE_NOLFS, SQLITE_PERM: return .io
+        case SQLITE_OK: return systemErrno == 0 ? nil : .io
+        default: return nil
+        }
     }
 
     /// Runs one or more statements without results (schema, pragmas, BEGIN/COMMIT).
@@ -61,6 +106,10 @@ final class SQLiteConnection {
     /// work a query did (rows visited, index probes), counted, not timed, so tests can
     /// show what stays flat as the table grows.
     fileprivate(set) var virtualMachineSteps = 0
+    /// Whether SQLite opened the file read-only (it falls back to that when the file or
+    /// its file system refuses writing): such a connection never writes again, even once
+    /// the file system is remounted read-write.
+    var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 }
 
 /// A prepared statement, reset after every use so it can be run again.

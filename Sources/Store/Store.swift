@@ -27,6 +27,8 @@ public final class Store {
     var stateCounts: OutboxStateCounts?
     /// `PRAGMA data_version` when `stateCounts` was counted.
     var stateCountsDataVersion: Int64 = 0
+    /// The bound above every sequence handed out, kept beside the database.
+    var sequenceFloor: SequenceFloor
     private var inTransaction = false
     private var lastDataVersion: Int64 = 0
 
@@ -42,6 +44,9 @@ public final class Store {
     public init(path: String, configuration: StoreConfiguration = .init(), readOnly: Bool = false) throws(StoreError) {
         self.path = path
         self.configuration = configuration
+        sequenceFloor = SequenceFloor(databasePath: path)
+        if !readOnly { try StoreFiles.checkHeader(path: path) }
+        let isNew = !StoreFiles.exists(path)
         connection = try SQLiteConnection(path: path, busyTimeoutMillis: configuration.busyTimeoutMillis, readOnly: readOnly)
         if readOnly {
             let version = try Self.schemaVersion(of: connection)
@@ -56,7 +61,11 @@ public final class Store {
         // cache holds the rest of the file anyway, and on a Pi the agent's memory is what
         // counts (the peak RSS target: README, "Benchmarks").
         try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=OFF; PRAGMA cache_size=-512;")
-        try Self.migrate(connection)
+        // A fresh database (first start, or one moved aside) continues above every
+        // sequence the floor says may have been handed out.
+        try Self.migrate(connection, firstSequence: max(1, sequenceFloor.reserved))
+        // The new file's directory entry, so a power cut cannot lose the file itself.
+        if isNew { try StoreFiles.syncDirectory(StoreFiles.directory(of: path)) }
         statements = try Statements(connection)
         undeliveredEstimate = 0
         undeliveredEstimate = try countUndelivered()
@@ -73,7 +82,7 @@ public final class Store {
         return found
     }
 
-    private static func migrate(_ connection: SQLiteConnection) throws(StoreError) {
+    private static func migrate(_ connection: SQLiteConnection, firstSequence: Int64) throws(StoreError) {
         let found = try schemaVersion(of: connection)
         if found > schemaVersion { throw .unsupportedSchema(found: found, supported: schemaVersion) }
         guard found < schemaVersion else { return }
@@ -87,7 +96,7 @@ public final class Store {
                     int_value INTEGER,
                     text_value TEXT
                 ) WITHOUT ROWID;
-                INSERT OR IGNORE INTO meta (name, int_value) VALUES ('next_sequence', 1);
+                INSERT OR IGNORE INTO meta (name, int_value) VALUES ('next_sequence', \(firstSequence));
                 CREATE TABLE IF NOT EXISTS events (
                     sequence INTEGER PRIMARY KEY,
                     idempotency_key TEXT NOT NULL UNIQUE,

@@ -44,7 +44,8 @@ public struct StoreTransaction {
             next = row.int64(0)
             return false
         }
-        guard next >= 1, next < Int64.max else { throw .corruptRow("next_sequence is \(next)") }
+        guard next >= 1, next < Int64.max - SequenceFloor.range else { throw .corruptRow("next_sequence is \(next)") }
+        try store.sequenceFloor.cover(next)
         let rendered = body(next)
         try statements.insertEvent.run([
             .integer(next), .text(idempotencyKey), .text(type), .text(personId), .blob(rendered),

@@ -242,6 +242,41 @@ else
   step "run ended (exit $(cat "$out/run.rc"))"
 fi
 
+# --- Disk trouble: run with its state directory on a full tmpfs ------------------------
+# The store cannot even be created: the agent scans on, amber blinks at 4 Hz
+# (docs/leds.md) and one line says why, until space is freed; then one line says events
+# are stored again and amber goes dark. The times (guest clock, as the samples) go to
+# disk-trouble.txt for the host-side test.
+disk_trouble_run() {
+  local state=/tmp/full-state times=$out/disk-trouble.txt runner
+  : >"$times"
+  mkdir -p "$state"
+  if ! mount -t tmpfs -o size=1m tmpfs "$state"; then echo "cannot mount a tmpfs" >"$out/disk.skip"; return; fi
+  dd if=/dev/zero of="$state/filler" bs=4096 2>/dev/null
+  bash Tests/Kernel/run-config.sh "$state" "$leds_chip" >"$out/disk-config.toml"
+  step "run with a full state directory"
+  sample_pads "$out/disk.samples" & sampler=$!
+  record disk run_for "${DISK_RUN_SECONDS:-30}" "$gateway" run --config "$out/disk-config.toml" &
+  runner=$!
+  if wait_for 30 grep -q "events cannot be stored" "$out/disk.err"; then echo "full $EPOCHREALTIME" >>"$times"; fi
+  sleep 4
+  rm -f "$state/filler"
+  echo "freed $EPOCHREALTIME" >>"$times"
+  step "disk trouble: space freed; waiting for the store"
+  if wait_for 40 grep -q "events are stored again" "$out/disk.err"; then echo "recovered $EPOCHREALTIME" >>"$times"; fi
+  wait "$runner"
+  stop_sampler "$out/disk.samples" "$sampler"
+  umount "$state"
+  step "disk trouble run ended (exit $(cat "$out/disk.rc"))"
+}
+if ! supports run; then
+  echo "run not in this build" >"$out/disk.skip"
+elif [ -z "$leds_chip" ]; then
+  echo "no LEDs to watch" >"$out/disk.skip"
+else
+  disk_trouble_run
+fi
+
 kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null
 dmesg >"$out/dmesg.txt"
 step "done"

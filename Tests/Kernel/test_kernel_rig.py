@@ -250,8 +250,13 @@ def outage_times(guest) -> dict[str, float]:
     """guest-tests.sh's controller-outage.txt: guest clock times of "stopped" (asked the
     host to stop the controller), "red" (red LED first seen lit), "restarted" (asked for
     it back), "recovered" (steady green again); a line missing when that did not happen."""
+    return guest_times(guest, "controller-outage.txt")
+
+
+def guest_times(guest, name: str) -> dict[str, float]:
+    """A guest-tests.sh file of "what seconds" lines: the guest clock time of each."""
     times = {}
-    for line in guest.text("controller-outage.txt").splitlines():
+    for line in guest.text(name).splitlines():
         key, _, value = line.partition(" ")
         try:
             times[key] = float(value)
@@ -392,3 +397,34 @@ def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
     assert longest <= LONGEST_RED_PHASE_S, (
         f"red stood still {longest * 1000:.0f} ms from {at:+.2f} s of the reopen=yes line "
         f"(the event loop blocked in closing hci0?): {states_in_order(samples)[:40]}")
+
+
+def disk_trouble_times(guest) -> dict[str, float]:
+    """guest-tests.sh's disk-trouble.txt: guest clock times of "full" (the agent's line
+    seen), "freed" (the filler removed), "recovered" (its line seen)."""
+    return guest_times(guest, "disk-trouble.txt")
+
+
+def test_run_on_a_full_disk_blinks_amber_4_hz_and_scans_until_space_is_freed(guest):
+    skip_unless(guest, "disk")
+    times = disk_trouble_times(guest)
+    context = f"times {times}\n{guest.explain('disk')}"
+    assert guest.exit_code("disk") == 0, context
+    assert {"full", "freed", "recovered"} <= set(times), context
+    log = guest.text("disk.err")
+    trouble = [line for line in log.splitlines() if "events cannot be stored" in line]
+    assert len(trouble) == 1 and 'cause="disk full"' in trouble[0], context
+    assert len([line for line in log.splitlines() if "events are stored again" in line]) == 1, context
+    assert "controller up" in log, f"the door did not scan: {context}"
+    samples = pad_samples(guest, "disk.samples")
+    # While the disk is full: amber at 4 Hz (8 changes a second, judged by the count
+    # within a third, as red's blink), whatever else is lit.
+    full = [sample for sample in samples if times["full"] + 0.5 <= sample[0] <= times["freed"]]
+    span = full[-1][0] - full[0][0] if len(full) > 1 else 0.0
+    assert span >= 2.0, f"only {span:.2f} s of samples while full: {context}"
+    rate = len(transitions(full, 2)) / span
+    assert 8 * 2 / 3 <= rate <= 8 * 4 / 3, f"amber changed at {rate:.1f}/s while full: {states_in_order(full)[:40]}"
+    # Space back: amber dark (no server configured), from a second after recovery.
+    after = [sample for sample in samples if sample[0] > times["recovered"] + 1.0]
+    assert len(after) > 20, f"{len(after)} samples after recovery: {context}"
+    assert not any(sample[2] for sample in after), states_in_order(after)[:40]

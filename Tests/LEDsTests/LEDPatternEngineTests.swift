@@ -109,6 +109,28 @@ final class LEDPatternEngineTests: XCTestCase {
         XCTAssertNil(engine.nextChange(after: ms(1100)))
     }
 
+    // amber | 4 Hz blink | events cannot be stored (disk trouble)
+    func testAmberBlinksAtFourHertzWhileEventsCannotBeStoredOverAnyOutboxState() {
+        var engine = LEDPatternEngine()
+        engine.setScanning(true, at: ms(0))
+        engine.setOutbox(.refused, at: ms(0))
+        engine.setStoreTrouble(true, at: ms(1000))
+        engine.setStoreTrouble(true, at: ms(1060))
+        assertTimeline(engine, from: 900, to: 1500, [
+            Step(900, "GA."), Step(1125, "G.."), Step(1250, "GA."), Step(1375, "G.."),
+        ])
+        engine.setStoreTrouble(false, at: ms(1500))
+        assertTimeline(engine, from: 1500, to: 3000, [Step(1500, "GA.")])
+        XCTAssertNil(engine.nextChange(after: ms(1500)), "steady again: the outbox's own state")
+    }
+
+    func testStoreTroubleBlinkIsNotTheOneHertzWaitingBlink() {
+        var engine = LEDPatternEngine()
+        engine.setOutbox(.waiting, at: ms(0))
+        engine.setStoreTrouble(true, at: ms(0))
+        assertTimeline(engine, from: 0, to: 500, [Step(0, ".A."), Step(125, "..."), Step(250, ".A."), Step(375, "...")])
+    }
+
     // red | 4 Hz blink | controller down or recovering
     func testRedBlinksAtFourHertzWhileControllerDown() {
         var engine = LEDPatternEngine()

@@ -16,13 +16,37 @@ class StoreTestCase: XCTestCase {
     }
 
     override func tearDownWithError() throws {
-        for name in ["gateway.sqlite", "gateway.sqlite-wal", "gateway.sqlite-shm"] {
+        // Every file the store made: the database, its logs, the sequence floor, copies
+        // moved aside.
+        for name in fileNames() {
             unlink(directory + "/" + name)
         }
-        rmdir(directory)
+        XCTAssertEqual(rmdir(directory), 0)
     }
 
     var path: String { Store.path(stateDirectory: directory) }
+
+    /// The names in the test's directory, sorted.
+    func fileNames() -> [String] {
+        guard let listing = opendir(directory) else { return [] }
+        defer { closedir(listing) }
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Replaces the file at `path` with `bytes`.
+    func write(_ bytes: [UInt8], to path: String) {
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }, bytes.count)
+        close(fd)
+    }
 
     func open(_ configuration: StoreConfiguration = .init()) throws -> Store {
         try Store(path: path, configuration: configuration)

@@ -1,0 +1,152 @@
+import GatewayCore
+import Journal
+import LEDs
+import Store
+
+/// Disk trouble (docs/reliability.md, "Disk trouble"): the door keeps scanning and
+/// deciding while events cannot be stored; every store operation's result goes through
+/// `StoreHealth`, which says when the state changed (logged once, shown in STATUS and on
+/// amber) and when to try the disk again; a corrupt database is moved aside and a fresh
+/// one started.
+extension GatewayAgent {
+    /// How long a statement waits for another process's write lock. Short: the loop
+    /// must not stall (a long `outbox` command holds the lock for its length); a commit
+    /// that finds the lock taken is retried from a timer instead.
+    static let storeBusyTimeoutMillis: Int32 = 50
+
+    static var storeConfiguration: StoreConfiguration {
+        StoreConfiguration(busyTimeoutMillis: storeBusyTimeoutMillis)
+    }
+
+    // MARK: Hooks at every commit
+
+    /// A store operation reached the disk.
+    func storeSucceeded() {
+        guard let change = storeHealth.succeeded(at: loop.now) else { return }
+        storeHealthChanged(change, error: nil)
+    }
+
+    /// A store operation failed. Refusals that are no disk trouble (the outbox's cap)
+    /// are the caller's to report.
+    func storeFailed(_ error: StoreError) {
+        guard let trouble = error.trouble else { return }
+        if let change = storeHealth.failed(trouble, at: loop.now) {
+            storeHealthChanged(change, error: error)
+        }
+        storeRetryTimer.arm(at: storeHealth.nextRetry)
+    }
+
+    private func storeHealthChanged(_ change: StoreHealth.Change, error: StoreError?) {
+        let path = Store.path(stateDirectory: configuration.gateway.stateDirectory)
+        if let trouble = change.trouble {
+            // A lock is most often an `outbox` command of the operator's, over in a moment.
+            log.log(trouble == .locked ? .warning : .error, "events cannot be stored; decisions are kept in memory and retried", [
+                "cause": trouble.rawValue, "previous": change.previous?.rawValue ?? "-", "path": path,
+                "held_events": "\(uncommitted.count)", "error": error?.description ?? "-",
+            ])
+        } else {
+            log.log(.notice, "events are stored again", [
+                "cause": change.previous?.rawValue ?? "-", "path": path,
+                "after_s": change.lasted.map { "\($0.components.seconds)" } ?? "-",
+            ])
+        }
+        let inTrouble = change.trouble != nil
+        leds?.update { engine, now in engine.setStoreTrouble(inTrouble, at: now) }
+        updateStatus()
+    }
+
+    /// The status line's part: `disk trouble: read-only`, or nothing.
+    var storeStatusSummary: String? {
+        storeHealth.trouble.map { "disk trouble: \($0)" }
+    }
+
+    // MARK: Opening
+
+    /// At start: the store, or — when it cannot be opened — the door runs on without it
+    /// and tries again on the backoff.
+    func openStoreOrRetry() {
+        do {
+            try openStore()
+        } catch {
+            switch error {
+            case let .store(_, failure): storeFailed(failure)
+            case let .stateDirectory(directory, code):
+                storeFailed(.file(path: directory, operation: "create the state directory", errno: code))
+            }
+        }
+    }
+
+    /// Where a corrupt database goes: `gateway.sqlite.corrupt-20261124T101500Z`.
+    func corruptDatabaseSuffix() -> String {
+        let stamp = ISO8601Timestamp.format(millisecondsSinceEpoch: systemClock.wallMilliseconds)
+        // 2026-11-24T10:15:00.123Z → 20261124T101500Z: no colons in a file name.
+        let seconds = stamp.prefix(19).filter { $0 != "-" && $0 != ":" }
+        return seconds + "Z"
+    }
+
+    func announceMovedAside(_ moved: MovedAsideDatabase) {
+        log.log(.error, "corrupt database moved aside; a fresh one started", [
+            "moved_to": moved.path, "reason": moved.reason, "first_sequence": "\(moved.firstSequence)",
+            "salvaged_next_sequence": moved.salvagedNextSequence.map { "\($0)" } ?? "-",
+        ])
+    }
+
+    // MARK: Retrying
+
+    /// The disk is tried again: reopened when a fresh connection may help (a file system
+    /// remounted, a corrupt file to move aside), then the held decisions are committed,
+    /// or — with none held — a small write shows whether the disk takes data again.
+    func retryStore() {
+        guard let trouble = storeHealth.trouble else { return }
+        storeHealth.retrying(at: loop.now)
+        if store == nil || trouble.needsReopen || store?.isWritable == false {
+            reopenStore(movingAsideCorrupt: trouble == .corrupt)
+        }
+        if let store {
+            if uncommitted.isEmpty {
+                do {
+                    try store.checkWritable(nowMillis: systemClock.wallMilliseconds)
+                    storeSucceeded()
+                } catch {
+                    storeFailed(error)
+                }
+            } else {
+                retryUncommitted()
+            }
+        }
+        storeRetryTimer.arm(at: storeHealth.nextRetry)
+    }
+
+    /// At stop: decisions still held because the store fails are lost with the process;
+    /// said at error level, with who they were for, so nobody has to guess.
+    func reportHeldAtStop() {
+        guard !uncommitted.isEmpty else { return }
+        let persons = uncommitted.compactMap { $0.decision?.personId }
+        log.log(.error, "stopping with events not stored; they are lost", [
+            "count": "\(uncommitted.count)", "persons": persons.joined(separator: ","),
+            "cause": storeHealth.trouble?.rawValue ?? "-",
+        ])
+    }
+
+    /// Closes the store (and the forwarder reading it) and opens it again; a database a
+    /// commit found corrupt is moved aside first.
+    private func reopenStore(movingAsideCorrupt: Bool) {
+        forwarder?.stop()
+        forwarder = nil
+        store = nil
+        let path = Store.path(stateDirectory: configuration.gateway.stateDirectory)
+        if movingAsideCorrupt {
+            do {
+                let reason = StoreError.corruptRow("a commit found the database damaged")
+                if let moved = try Store.moveAside(path: path, suffix: corruptDatabaseSuffix(), reason: reason) {
+                    announceMovedAside(moved)
+                }
+            } catch {
+                storeFailed(error)
+                return
+            }
+        }
+        openStoreOrRetry()
+        if store != nil, configuration.server != nil { startForwarder() }
+    }
+}

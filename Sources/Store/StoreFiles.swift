@@ -1,0 +1,136 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The files beside the database and the checks made on it before SQLite is asked to
+/// trust it: the SQLite header, moving a damaged database aside, syncing the directory.
+/// Plain system calls; the SQLite C API stays in `SQLiteConnection`.
+enum StoreFiles {
+    /// The directory holding `path` ("." for a bare name).
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
+    /// Makes a file created, renamed or removed in `directory` survive a power cut: the
+    /// file's own fsync does not cover its directory entry.
+    static func syncDirectory(_ directory: String) throws(StoreError) {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .file(path: directory, operation: "open the directory", errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .file(path: directory, operation: "sync the directory", errno: errno) }
+    }
+
+    /// Writes `text` to `path` atomically and durably: a temporary file, fsync, rename,
+    /// fsync of the directory. A power cut leaves the old or the new content, never part.
+    static func replaceDurably(_ path: String, with text: String) throws(StoreError) {
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw .file(path: temporary, operation: "create", errno: errno) }
+        let bytes = Array(text.utf8)
+        var failure: StoreError?
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written != bytes.count {
+            failure = .file(path: temporary, operation: "write", errno: written < 0 ? errno : ENOSPC)
+        } else if fsync(fd) != 0 {
+            failure = .file(path: temporary, operation: "sync", errno: errno)
+        }
+        close(fd)
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw .file(path: path, operation: "replace", errno: code)
+        }
+        try syncDirectory(directory(of: path))
+    }
+
+    /// The whole (small) file as text; `nil` when it cannot be read.
+    static func readText(_ path: String, limit: Int = 64) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, limit) }
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[0 ..< count], as: UTF8.self)
+    }
+
+    // MARK: The SQLite header
+
+    /// Refuses a file that is certainly not a sound SQLite database: too short for a
+    /// header, another format, an impossible page size, or shorter than the page count
+    /// its header vouches for (a truncated copy). A missing or empty file passes (SQLite
+    /// creates the database in it). Costs one read of 100 bytes.
+    static func checkHeader(path: String) throws(StoreError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Not readable: SQLite's own open reports why, classified.
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return }
+        let size = Int64(info.st_size)
+        if size == 0 { return }
+        var header = [UInt8](repeating: 0, count: 100)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 100, 0) }
+        guard count == 100 else {
+            throw .notADatabase(path: path, reason: "\(size) bytes, shorter than a SQLite header")
+        }
+        guard header[0 ..< 16].elementsEqual(Array("SQLite format 3".utf8) + [0]) else {
+            throw .notADatabase(path: path, reason: "no SQLite header")
+        }
+        let rawPageSize = Int64(header[16]) << 8 | Int64(header[17])
+        let pageSize = rawPageSize == 1 ? 65536 : rawPageSize
+        guard pageSize >= 512, pageSize <= 65536, pageSize & (pageSize - 1) == 0 else {
+            throw .notADatabase(path: path, reason: "page size \(rawPageSize) in the header")
+        }
+        func bigEndian32(_ offset: Int) -> Int64 {
+            Int64(header[offset]) << 24 | Int64(header[offset + 1]) << 16 | Int64(header[offset + 2]) << 8 | Int64(header[offset + 3])
+        }
+        // The page count is trusted only when its "valid for" stamp matches the change
+        // counter (what SQLite itself requires), and only without a write-ahead log: a
+        // checkpoint cut short leaves the file shorter until the log is replayed.
+        let pageCount = bigEndian32(28)
+        let countIsValid = bigEndian32(92) == bigEndian32(24)
+        if countIsValid, pageCount > 0, (Self.size(path + "-wal") ?? 0) == 0, size < pageCount * pageSize {
+            throw .notADatabase(
+                path: path, reason: "truncated: \(size) bytes, its header says \(pageCount) pages of \(pageSize) bytes")
+        }
+    }
+
+    // MARK: Moving a damaged database aside
+
+    /// Renames the database and its `-wal` and `-shm` files to `<path>.corrupt-<suffix>`
+    /// (the log files keep SQLite's naming beside it, so the copy opens as it was), and
+    /// syncs the directory. Nothing is deleted.
+    ///
+    /// - Returns: the new name of the database file.
+    static func moveAside(path: String, suffix: String) throws(StoreError) -> String {
+        var target = path + ".corrupt-" + suffix
+        var attempt = 1
+        while exists(target) {
+            attempt += 1
+            target = path + ".corrupt-" + suffix + "-\(attempt)"
+        }
+        for extra in ["-wal", "-shm", ""] where exists(path + extra) {
+            guard rename(path + extra, target + extra) == 0 else {
+                throw .file(path: path + extra, operation: "move aside", errno: errno)
+            }
+        }
+        try syncDirectory(directory(of: path))
+        return target
+    }
+}

@@ -1,0 +1,235 @@
+"""Disk trouble with the real `beacon-gateway run` against the virtual world (see
+docs/reliability.md, "Disk trouble"): a corrupt database, a lock held by another
+process, a read-only and a full file system. The door keeps scanning and deciding; the
+decisions are held in memory and committed, in order, once the disk takes them; the
+cause is logged once per change and shown in STATUS; a corrupt database is moved aside
+and a fresh one continues above every sequence the old one handed out.
+
+The read-only and full file systems are tmpfs mounts: skipped (with the reason) when
+the tests do not run as root."""
+
+from __future__ import annotations
+
+import errno
+import os
+import pathlib
+import random
+import re
+import sqlite3
+import subprocess
+
+import pytest
+
+from conftest import wait_until
+from test_run import (CHECKIN_LINE, NotifySocket, agents, count, events_of, outbox,  # noqa: F401 - fixtures
+                      scenario, tag_id, wait_rows, world_tag, write_config)
+
+TROUBLE_LINE = r"events cannot be stored"
+RECOVERED_LINE = r"events are stored again"
+MOVED_LINE = r"corrupt database moved aside"
+
+
+def away_world(world_factory):
+    """A world with u_01's tag out of range until a test walks them in."""
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    world.control(f"set-distance {tag_id(0)} off")
+    return world
+
+
+def state_dir(tmp_path: pathlib.Path) -> pathlib.Path:
+    return tmp_path / "state"
+
+
+def database(tmp_path: pathlib.Path) -> pathlib.Path:
+    return state_dir(tmp_path) / "gateway.sqlite"
+
+
+def walk_in_and_out(world, gateway_bin, config, agent, visits: int) -> list[dict]:
+    """u_01 walks in and out; returns the outbox once the visit's two events are stored."""
+    world.control(f"set-distance {tag_id(0)} 1.0")
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == visits, 20, "the checkin", agent)
+    world.control(f"set-distance {tag_id(0)} off")
+    return wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == visits, 20, "the checkout", agent)
+
+
+def status_lines(notify: NotifySocket) -> list[str]:
+    return [line for line in notify.assignments() if line.startswith("STATUS=")]
+
+
+# MARK: - a corrupt database
+
+def random_bytes(path: pathlib.Path) -> None:
+    path.write_bytes(random.Random(11).randbytes(64 * 1024))
+
+
+def text_file(path: pathlib.Path) -> None:
+    path.write_text("[gateway]\nid = \"this is a configuration, not a database\"\n")
+
+
+def truncated(path: pathlib.Path) -> None:
+    os.truncate(path, path.stat().st_size // 2)
+
+
+@pytest.mark.parametrize("damage", [random_bytes, text_file, truncated], ids=["random-bytes", "text", "truncated"])
+def test_a_corrupt_database_is_moved_aside_and_a_fresh_one_continues_above_the_old_sequences(
+        gateway_bin, world_factory, agents, tmp_path, damage):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0])
+    first = agents(gateway_bin, config)
+    first.wait_log(r"controller up")
+    old = walk_in_and_out(world, gateway_bin, config, first, visits=1)
+    assert first.stop() == 0
+    old_highest = max(row["sequence"] for row in old)
+    assert not pathlib.Path(str(database(tmp_path)) + "-wal").exists(), "a clean stop leaves no log to replay"
+
+    damage(database(tmp_path))
+    damaged = database(tmp_path).read_bytes()
+    second = agents(gateway_bin, config)
+    moved = second.wait_log(MOVED_LINE)
+    assert len(moved) == 1, moved
+    target = re.search(r"moved_to=(\S+)", moved[0]).group(1)
+    assert re.fullmatch(re.escape(str(database(tmp_path))) + r"\.corrupt-\d{8}T\d{6}Z", target), target
+    assert pathlib.Path(target).read_bytes() == damaged, "the damaged file is kept as it was"
+    second.wait_log(r"controller up")
+
+    new = walk_in_and_out(world, gateway_bin, config, second, visits=1)
+    assert events_of(new) == [("checkin", "u_01"), ("checkout", "u_01")]
+    assert min(row["sequence"] for row in new) > old_highest, (old_highest, [row["sequence"] for row in new])
+    assert [row["sequence"] for row in new] == sorted(row["sequence"] for row in new)
+    assert second.lines(TROUBLE_LINE) == [], "moved aside at start: the fresh store never failed"
+    assert second.stop() == 0
+    assert len(second.lines(MOVED_LINE)) == 1
+
+
+# MARK: - a lock held by another process
+
+def test_a_lock_held_by_another_process_holds_the_events_in_order_until_it_is_released(
+        gateway_bin, world_factory, agents, tmp_path):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    notify = NotifySocket()
+    try:
+        agent = agents(gateway_bin, config, env={"NOTIFY_SOCKET": notify.path})
+        agent.wait_log(r"controller up")
+        wait_until(lambda: database(tmp_path).exists(), 10, "the store")
+
+        holder = sqlite3.connect(str(database(tmp_path)), isolation_level=None, timeout=10)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            world.control(f"set-distance {tag_id(0)} 1.0")
+            agent.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=PRESENT")
+            trouble = agent.wait_log(TROUBLE_LINE)
+            assert "cause=locked" in trouble[0], trouble
+            wait_until(lambda: any("disk trouble: locked" in line for line in status_lines(notify)), 10,
+                       "STATUS with disk trouble")
+            # The door keeps deciding while the lock is held: the checkout follows.
+            world.control(f"set-distance {tag_id(0)} off")
+            agent.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=OUTSIDE")
+            assert agent.lines(CHECKIN_LINE) == [], "nothing is committed under the lock"
+            assert outbox(gateway_bin, config) == []
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+
+        rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 40,
+                         "the held events", agent)
+        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], \
+            f"in the order decided: {events_of(rows)}; log:\n{agent.log()[-4000:]}"
+        assert [row["sequence"] for row in rows] == [1, 2]
+        agent.wait_log(RECOVERED_LINE)
+        assert len(agent.lines(TROUBLE_LINE)) == 1, "once per change, not per event or retry"
+        assert len(agent.lines(RECOVERED_LINE)) == 1
+        wait_until(lambda: "disk trouble" not in status_lines(notify)[-1], 10, "STATUS without disk trouble")
+        assert agent.stop() == 0
+    finally:
+        notify.close()
+
+
+# MARK: - read-only and full file systems (tmpfs, as root)
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs for the state directory needs root")
+
+
+@pytest.fixture
+def tmpfs_state(tmp_path):
+    """The state directory on its own 1 MiB tmpfs."""
+    directory = state_dir(tmp_path)
+    directory.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0750", "tmpfs", str(directory)], check=True)
+    yield directory
+    subprocess.run(["umount", "-l", str(directory)], check=False)
+
+
+def remount(directory: pathlib.Path, mode: str) -> None:
+    subprocess.run(["mount", "-o", f"remount,{mode}", str(directory)], check=True, capture_output=True)
+
+
+@needs_root
+def test_a_read_only_file_system_at_start_keeps_the_door_running_until_it_is_writable(
+        gateway_bin, world_factory, agents, tmp_path, tmpfs_state):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    first = agents(gateway_bin, config)
+    first.wait_log(r"controller up")
+    walk_in_and_out(world, gateway_bin, config, first, visits=1)
+    assert first.stop() == 0
+
+    remount(tmpfs_state, "ro")
+    notify = NotifySocket()
+    try:
+        agent = agents(gateway_bin, config, env={"NOTIFY_SOCKET": notify.path})
+        trouble = agent.wait_log(TROUBLE_LINE)
+        assert "cause=read-only" in trouble[0], trouble
+        agent.wait_log(r"controller up")
+        wait_until(lambda: any("disk trouble: read-only" in line for line in status_lines(notify)), 10,
+                   "STATUS with disk trouble")
+        world.control(f"set-distance {tag_id(0)} 1.0")
+        agent.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=PRESENT")
+        remount(tmpfs_state, "rw")
+        rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 2, 40, "the held checkin", agent)
+        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01"), ("checkin", "u_01")]
+        assert [row["sequence"] for row in rows] == [1, 2, 3]
+        agent.wait_log(RECOVERED_LINE)
+        assert len(agent.lines(TROUBLE_LINE)) == 1
+        assert agent.stop() == 0
+    finally:
+        notify.close()
+
+
+@needs_root
+def test_a_full_disk_holds_the_events_until_space_is_freed(gateway_bin, world_factory, agents, tmp_path, tmpfs_state):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    notify = NotifySocket()
+    try:
+        agent = agents(gateway_bin, config, env={"NOTIFY_SOCKET": notify.path})
+        agent.wait_log(r"controller up")
+        # A first visit stored: the sequence range is reserved, so what fails below is
+        # SQLite's own write-ahead log growing.
+        walk_in_and_out(world, gateway_bin, config, agent, visits=1)
+        filler = tmpfs_state / "filler"
+        descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            while True:
+                os.write(descriptor, b"\0" * 4096)
+        except OSError as error:
+            assert error.errno == errno.ENOSPC, error
+        finally:
+            os.close(descriptor)
+        world.control(f"set-distance {tag_id(0)} 1.0")
+        trouble = agent.wait_log(TROUBLE_LINE)
+        assert 'cause="disk full"' in trouble[0], trouble
+        wait_until(lambda: any("disk trouble: disk full" in line for line in status_lines(notify)), 10,
+                   "STATUS with disk trouble")
+        world.control(f"set-distance {tag_id(0)} off")
+        agent.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=OUTSIDE", count=2)
+        assert count(outbox(gateway_bin, config), "checkin") == 1, "the second visit is not stored yet"
+        filler.unlink()
+        rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 2, 40, "the held events", agent)
+        assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")] * 2
+        assert [row["sequence"] for row in rows] == [1, 2, 3, 4]
+        agent.wait_log(RECOVERED_LINE)
+        assert len(agent.lines(TROUBLE_LINE)) == 1, "once per change, not per event or retry"
+        assert agent.stop() == 0
+    finally:
+        notify.close()
