@@ -118,8 +118,9 @@ final class TransportDriverTests: XCTestCase {
         transport.close()
     }
 
-    /// With read coalescing, a read pauses reading for the interval: a burst that arrives
-    /// meanwhile is delivered in one batch when it ends, not one callback per packet.
+    /// With read coalescing, a read of advertising reports pauses reading for the interval:
+    /// a burst that arrives meanwhile is delivered in one batch when it ends, not one
+    /// callback per packet.
     func testReadCoalescingDeliversABurstInOneBatch() throws {
         var ends: [Int32] = [-1, -1]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
@@ -132,8 +133,9 @@ final class TransportDriverTests: XCTestCase {
                                      onPackets: { batches.append((virtual.now, $0.count)) }, onFailure: { XCTFail("\($0)") })
         driver.readCoalescing = .milliseconds(10)
         driver.start()
-        for at: Int64 in [0, 2, 4, 7, 12] {
-            virtual.loop.schedule(after: .milliseconds(at)) { _ = try? writeAll(peer, Packets.resetComplete.h4Bytes) }
+        for (index, at) in [Int64(0), 2, 4, 7, 12].enumerated() {
+            let report = Packets.advertisingReport(address: UInt8(index + 1), rssi: -50)
+            virtual.loop.schedule(after: .milliseconds(at)) { _ = try? writeAll(peer, report.h4Bytes) }
         }
         try virtual.advance(by: .milliseconds(50))
         XCTAssertEqual(batches.map(\.1), [1, 3, 1])
