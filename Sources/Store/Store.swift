@@ -23,6 +23,13 @@ public final class Store {
     /// recounted exactly before refusing anything (see `StoreConfiguration.maximumEvents`).
     var undeliveredEstimate: Int
     var appendsSinceRecount = 0
+    /// The last exact count reached the cap and refused an event: until a delivery outcome
+    /// is recorded here or another process commits (`data_version`), the next append is
+    /// refused without counting again, so a full outbox costs O(1) per attempt, not a
+    /// `count(*)` of a million rows.
+    var refusedAtDataVersion: Int64?
+    /// Exact counts of undelivered rows so far (what the cap check costs, for the tests).
+    var undeliveredCounts = 0
     private var inTransaction = false
     private var lastDataVersion: Int64 = 0
 
@@ -176,7 +183,7 @@ public final class Store {
         return version != lastDataVersion
     }
 
-    private func dataVersion() throws(StoreError) -> Int64 {
+    func dataVersion() throws(StoreError) -> Int64 {
         var version: Int64 = 0
         try statements.dataVersion.query { row in
             version = row.int64(0)
@@ -192,6 +199,7 @@ public final class Store {
             return false
         }
         appendsSinceRecount = 0
+        undeliveredCounts += 1
         return count
     }
 
