@@ -14,14 +14,14 @@ final class WallClockStepTests: XCTestCase {
         let atStart = agent.presence.wallClock.wallMilliseconds(at: now)
         var wall = SystemClock().wallMilliseconds + 3_600_000
         agent.readWallClock = { wall }
-        agent.followSystemClock()
+        _ = agent.clockSynchronisedNow()
         let stepped = agent.presence.wallClock.wallMilliseconds(at: now)
         XCTAssertGreaterThanOrEqual(stepped - atStart, 3_600_000 - 1_000, "an hour ahead, less the test's own time")
         XCTAssertLessThan(stepped - atStart, 3_600_000 + 60_000)
 
         // Without a step, only the reading moves (as the monotonic clock does).
         wall -= 3_600_000
-        agent.followSystemClock()
+        _ = agent.clockSynchronisedNow()
         XCTAssertLessThan(abs(agent.presence.wallClock.wallMilliseconds(at: now) - atStart), 60_000)
     }
 }
