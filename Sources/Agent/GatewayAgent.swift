@@ -53,7 +53,9 @@ public final class GatewayAgent {
     var link: ControllerLink?
     /// Every decision: matching, presence, connections and proofs, what is committed and
     /// saved when (sans-IO; this class performs what it returns, in order).
-    var core: DoorCore
+    // Single-threaded and never accessed overlapping (an action is performed after the
+    // call that returned it): no runtime exclusivity check per report.
+    @exclusivity(unchecked) var core: DoorCore
     /// Inside a batch of reports (between its first report and `finishIngest`).
     var ingesting = false
     lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }

@@ -129,3 +129,16 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertNotNil(door.store.records[LastHeardDigest.storageKey], "only heard: the digest carries it")
     }
 }
+
+/// What one report costs does not grow with the roster.
+final class DoorWorkPerReportTests: XCTestCase {
+    func testAReportRedecidesOnlyItsOwnTagsWish() {
+        for persons in [10, 2_000] {
+            var door = DoorHarness(DoorHarness.setup(persons: persons, requireProof: Set(0 ..< persons)))
+            door.hear(5, rssi: -80)  // the first batch decides every tag once
+            let visited = door.core.wishTagsVisited
+            for _ in 0 ..< 10 { door.hear(5, rssi: -80) }
+            XCTAssertEqual(door.core.wishTagsVisited - visited, 10, "one tag per report at \(persons) persons")
+        }
+    }
+}

@@ -73,6 +73,8 @@ struct DoorHarness {
     var proofsStarted: [DoorProofStart] = []
     var disconnected: [UInt16] = []
     var indications: [DoorIndication] = []
+    /// Timer firings so far.
+    var ticks = 0
 
     static let anchorWall: Int64 = 1_789_012_345_678
 
@@ -135,6 +137,7 @@ struct DoorHarness {
         while let deadline = timer, deadline <= target {
             move(to: max(deadline, now))
             timer = nil
+            ticks += 1
             perform(core.tick(at: now, clock: clock))
         }
         move(to: target)
