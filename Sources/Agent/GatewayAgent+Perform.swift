@@ -23,9 +23,9 @@ extension GatewayAgent {
             proofs?.connect.unwant(tagIndex: tagIndex)
         case let .startProof(start):
             guard let proofs else { return }
-            let connectDuration = proofs.connect.lastCreateConnectionAt.map { loop.now - $0 }
+            let connectDuration = proofs.connect.lastCreateConnectionAt.map { start.at - $0 }
             proofs.runner.start(handle: start.handle, tag: start.tagId, key: start.key, cachedHandles: start.cachedHandles,
-                                connectDuration: connectDuration, now: loop.now)
+                                connectDuration: connectDuration, now: start.at)
         case let .disconnect(handle):
             proofs?.dataPath.disconnect(handle)
         case let .log(line):

@@ -40,6 +40,19 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertNil(door.state(1))
     }
 
+    func testAPersonRemovedWhileTheirCheckinWaitsGetsBothEventsInOrderAndTheirRecordGoes() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.store.refusing = DoorCommitTests.ioError
+        door.stay(1, seconds: 3)
+        door.perform(door.core.reload(DoorHarness.setup(persons: 1), at: door.now))
+        XCTAssertEqual(door.core.uncommittedCount, 2)
+        door.store.refusing = nil
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin, .checkout])
+        XCTAssertEqual(door.store.events.map(\.userId), ["p1", "p1"])
+        XCTAssertNil(door.store.record("p1"))
+    }
+
     func testARestartRestoresAnOpenVisitAndChecksOutAPersonNoLongerConfigured() {
         var first = DoorHarness(DoorHarness.setup(persons: 2))
         first.stay(0, seconds: 3)

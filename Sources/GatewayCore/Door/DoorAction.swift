@@ -76,6 +76,8 @@ public struct DoorProofStart: Hashable, Sendable {
     public var tagId: String
     public var key: TagKey
     public var cachedHandles: ProofBook.CachedHandles?
+    /// When the connection came up (the handshake's start).
+    public var at: Instant
 }
 
 public enum DoorIndication: Hashable, Sendable {

@@ -49,7 +49,7 @@ extension DoorCore {
         if tag.requireProof, let key = tag.key, presence.wantsProof(tagIndex: tagIndex, at: now),
            book.mayAttempt(tag: tag.tagId, now: now) {
             actions.append(.startProof(DoorProofStart(tagIndex: tagIndex, handle: handle, tagId: tag.tagId, key: key,
-                                                      cachedHandles: book.cachedHandles(tag: tag.tagId))))
+                                                      cachedHandles: book.cachedHandles(tag: tag.tagId), at: now)))
         } else if !tag.tracked {
             actions.append(.disconnect(handle: handle))
         }
