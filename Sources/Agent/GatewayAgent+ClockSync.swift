@@ -3,9 +3,11 @@ import GatewayCore
 
 extension GatewayAgent {
     /// The one reading of the wall clock the core takes: its time (followed when stepped)
-    /// and whether the kernel says it is synchronised.
-    func readClock() -> WallClockReading {
-        WallClockReading(wallMilliseconds: readWallClock?() ?? systemClock.wallMilliseconds, synchronised: clockSync.isSynchronised)
+    /// and, unless `timeOnly` (for every batch of reports: asking the kernel costs system
+    /// calls), whether it is synchronised.
+    func readClock(timeOnly: Bool = false) -> WallClockReading {
+        WallClockReading(wallMilliseconds: readWallClock?() ?? systemClock.wallMilliseconds,
+                         synchronised: timeOnly ? nil : clockSync.isSynchronised)
     }
 
     /// Whether events decided now say their clock was synchronised, after a fresh reading

@@ -228,7 +228,7 @@ public final class GatewayAgent {
             if let timeline = link?.replayTimeline {
                 core.followReplayClock(origin: timeline.origin, originMicroseconds: timeline.originMicroseconds)
             }
-            perform(core.beginReports(at: now, clock: readClock()))
+            perform(core.beginReports(at: now, clock: readClock(timeOnly: true)))
         }
         fleet.counters.reports &+= 1
         let actions = core.report(report, at: now)

@@ -155,7 +155,8 @@ struct DoorHarness {
 
     /// One batch (as the driver gathers them) of one report from each of these persons' tags.
     mutating func hear(_ persons: [Int], rssi: Int) {
-        perform(core.beginReports(at: now, clock: clock))
+        // As the driver does: the time only (the synchronisation is read at the timer).
+        perform(core.beginReports(at: now, clock: WallClockReading(wallMilliseconds: wall, synchronised: nil)))
         let data: [UInt8] = [0x02, 0x01, 0x06]
         for n in persons {
             let actions = data.withUnsafeBufferPointer { buffer in

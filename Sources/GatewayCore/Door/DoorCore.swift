@@ -68,7 +68,7 @@ public struct DoorCore: Sendable {
         for (index, tag) in setup.connectionTags { tagIndexById[tag.tagId] = index }
         nextHousekeeping = now + Self.housekeepingInterval
         nextCheckpoint = now + Self.checkpointInterval
-        _ = clockSync.observe(synchronised: clock.synchronised)
+        if let synchronised = clock.synchronised { _ = clockSync.observe(synchronised: synchronised) }
     }
 
     // MARK: Queries
@@ -187,7 +187,8 @@ public struct DoorCore: Sendable {
             actions.append(.log(DoorLogLine(.notice, "wall clock stepped", ["by_ms": "\(step)"])))
         }
         presence.wallClock = current
-        switch clockSync.observe(synchronised: clock.synchronised) {
+        guard let synchronised = clock.synchronised else { return }
+        switch clockSync.observe(synchronised: synchronised) {
         case .unsynchronised?:
             actions.append(.log(DoorLogLine(.warning, "system clock not synchronised; events carry clockSynced=false until it is")))
         case .synchronised?:
