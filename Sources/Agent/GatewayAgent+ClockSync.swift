@@ -2,19 +2,20 @@ import EventLoop
 import GatewayCore
 
 extension GatewayAgent {
-    /// Reads whether the system clock is synchronised now, logging a change once (not on
-    /// every reading). Asked when an event is committed (its body says so when not) and
-    /// for every STATUS line. A replay decides on its recorded clock: always synchronised.
+    /// The one reading of the wall clock the core takes: its time (followed when stepped)
+    /// and, unless `timeOnly` (for every batch of reports: asking the kernel costs system
+    /// calls), whether it is synchronised.
+    func readClock(timeOnly: Bool = false) -> WallClockReading {
+        WallClockReading(wallMilliseconds: loop.wallMilliseconds,
+                         synchronised: timeOnly ? nil : clockSync.isSynchronised)
+    }
+
+    /// Whether events decided now say their clock was synchronised, after a fresh reading
+    /// (a change is logged once). For every STATUS line and the fleet's snapshots. A replay
+    /// decides on its recorded clock: always synchronised.
     func clockSynchronisedNow() -> Bool {
-        guard !followsReplayClock, link?.replayTimeline == nil else { return true }
-        switch clockSyncState.observe(synchronised: clockSync.isSynchronised) {
-        case .unsynchronised?:
-            log.log(.warning, "system clock not synchronised; events carry clockSynced=false until it is")
-        case .synchronised?:
-            log.log(.notice, "system clock synchronised")
-        case nil:
-            break
-        }
-        return clockSyncState.isSynchronised
+        guard link?.replayTimeline == nil else { return true }
+        perform(core.observeClock(readClock(), at: loop.now))
+        return core.clockSynced
     }
 }

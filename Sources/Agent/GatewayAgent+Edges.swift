@@ -140,7 +140,7 @@ extension GatewayAgent {
         if let forwarder, let status = try? forwarder.status() {
             backlog = status.backlog
             amber = status.amber.ledState
-        } else if let store, let status = try? store.status(nowMillis: systemClock.wallMilliseconds) {
+        } else if let store, let status = try? store.status(nowMillis: loop.wallMilliseconds) {
             backlog = status.backlog
         }
         leds?.update { engine, now in engine.setOutbox(amber, at: now) }

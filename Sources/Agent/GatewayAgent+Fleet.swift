@@ -60,7 +60,7 @@ extension GatewayAgent {
 
     func fleetSnapshot() -> FleetSnapshot {
         let now = loop.now
-        let wall = systemClock.wallMilliseconds
+        let wall = loop.wallMilliseconds
         var outbox = OutboxSnapshot()
         if let store, let status = try? store.status(nowMillis: wall) {
             outbox = OutboxSnapshot(pending: status.pending, dead: status.dead, rejected: status.rejected,
@@ -81,7 +81,7 @@ extension GatewayAgent {
 
     func statusReport() -> StatusReport {
         let snapshot = fleetSnapshot()
-        let visits = presence.openVisits(at: loop.now).map { visit in
+        let visits = core.openVisits(at: loop.now).map { visit in
             OpenVisitSnapshot(personId: visit.personId, state: "\(visit.state)", sinceMillis: visit.visitStartWallMilliseconds,
                               rssi: visit.filteredRSSI, tag: visit.tagId, proven: visit.proven)
         }
@@ -218,12 +218,12 @@ extension GatewayAgent {
 }
 
 extension GatewayAgent {
-    /// The server's switch for the whole door (see docs/fleet.md): while paused nobody new
-    /// is checked in; presence goes on and open visits end with their checkout.
+    /// The server's switch for the whole door (see docs/fleet.md): what it means is the
+    /// core's decision (`DoorCore.setMode`); the fleet, the LEDs and STATUS show it.
     func setMode(_ mode: FleetMode) {
         guard mode != fleet.mode else { return }
         fleet.mode = mode
-        log.log(.notice, mode == .paused ? "check-ins paused by the server" : "check-ins resumed by the server", ["mode": mode.rawValue])
+        perform(core.setMode(mode == .paused ? .paused : .active, at: loop.now))
         showMode()
     }
 }

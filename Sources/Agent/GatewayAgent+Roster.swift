@@ -50,11 +50,8 @@ extension GatewayAgent {
     func startRoster() {
         guard let roster = beginRosterSync(file: configuration) else { return }
         configuration = configuration.merging(roster)
-        let setup = GatewayAgent.presenceSetup(configuration)
-        matcher = TagMatcher(tags: setup.tags)
-        identitiesByTagIndex = setup.tags.map(\.identities)
         // Nobody's state is known yet (it is restored next): no event can come of this.
-        _ = presence.reconfigure(settings: setup.settings, persons: setup.persons, at: loop.now)
+        perform(core.reload(GatewayAgent.doorSetup(configuration, appVersion: options.appVersion), at: loop.now))
     }
 
     /// SIGHUP: the file just read, with the server persons in force that still fit beside

@@ -21,15 +21,10 @@ public enum AgentError: Error, CustomStringConvertible {
 }
 
 extension GatewayAgent {
-    struct PresenceSetup {
-        var settings: PresenceSettings
-        var persons: [PresencePerson]
-        var tags: [ConfiguredTag]
-    }
-
-    /// The matcher's tags and the engine's persons from the configuration; a tag's index
-    /// in `tags` is the index the matcher reports and the engine keys samples by.
-    static func presenceSetup(_ configuration: GatewayConfiguration) -> PresenceSetup {
+    /// What the door core is configured with. The matcher's tags and the engine's persons
+    /// come from the configuration; a tag's index in `tags` is the index the matcher
+    /// reports and the engine keys samples by.
+    static func doorSetup(_ configuration: GatewayConfiguration, appVersion: String) -> DoorSetup {
         var tags: [ConfiguredTag] = []
         var persons: [PresencePerson] = []
         for person in configuration.persons {
@@ -45,7 +40,9 @@ extension GatewayAgent {
             enterRSSI: p.enterRSSI, exitRSSI: p.exitRSSI, window: p.window, minSamples: p.minSamples,
             lostAfter: p.lostAfter, leaveAfter: p.leaveAfter, awayAfter: p.awayAfter, proofTTL: p.proofTTL
         )
-        return PresenceSetup(settings: settings, persons: persons, tags: tags)
+        let g = configuration.gateway
+        return DoorSetup(gateway: GatewayIdentity(id: g.id, site: g.site, door: g.door), appVersion: appVersion,
+                         settings: settings, persons: persons, tags: tags, connectionTags: connectionTags(configuration))
     }
 
     static func scanSettings(_ configuration: GatewayConfiguration) -> ScanSettings {

@@ -42,7 +42,7 @@ extension GatewayAgent {
             // A lock is most often an `outbox` command of the operator's, over in a moment.
             log.log(trouble == .locked ? .warning : .error, "events cannot be stored; decisions are kept in memory and retried", [
                 "cause": trouble.rawValue, "previous": change.previous?.rawValue ?? "-", "path": path,
-                "held_events": "\(uncommitted.count)", "error": error?.description ?? "-",
+                "held_events": "\(core.uncommittedCount)", "error": error?.description ?? "-",
             ])
         } else {
             log.log(.notice, "events are stored again", [
@@ -78,7 +78,7 @@ extension GatewayAgent {
 
     /// Where a corrupt database goes: `gateway.sqlite.corrupt-20261124T101500Z`.
     func corruptDatabaseSuffix() -> String {
-        let stamp = ISO8601Timestamp.format(millisecondsSinceEpoch: systemClock.wallMilliseconds)
+        let stamp = ISO8601Timestamp.format(millisecondsSinceEpoch: loop.wallMilliseconds)
         // 2026-11-24T10:15:00.123Z → 20261124T101500Z: no colons in a file name.
         let seconds = stamp.prefix(19).filter { $0 != "-" && $0 != ":" }
         return seconds + "Z"
@@ -103,29 +103,18 @@ extension GatewayAgent {
             reopenStore(movingAsideCorrupt: trouble == .corrupt)
         }
         if let store {
-            if uncommitted.isEmpty {
+            if core.uncommittedCount == 0 {
                 do {
-                    try store.checkWritable(nowMillis: systemClock.wallMilliseconds)
+                    try store.checkWritable(nowMillis: loop.wallMilliseconds)
                     storeSucceeded()
                 } catch {
                     storeFailed(error)
                 }
             } else {
-                retryUncommitted()
+                perform(core.retryCommits(at: loop.now))
             }
         }
         storeRetryTimer.arm(at: storeHealth.nextRetry)
-    }
-
-    /// At stop: decisions still held because the store fails are lost with the process;
-    /// said at error level, with who they were for, so nobody has to guess.
-    func reportHeldAtStop() {
-        guard !uncommitted.isEmpty else { return }
-        let persons = uncommitted.compactMap { $0.decision?.personId }
-        log.log(.error, "stopping with events not stored; they are lost", [
-            "count": "\(uncommitted.count)", "persons": persons.joined(separator: ","),
-            "cause": storeHealth.trouble?.rawValue ?? "-",
-        ])
     }
 
     /// Closes the store (and the forwarder reading it) and opens it again; a database a

@@ -43,43 +43,27 @@ public final class GatewayAgent {
     let options: Options
     var configuration: GatewayConfiguration
     let loop: EventLoop
+    /// The real clock, for measuring how long work took (a roster switch); every decision
+    /// reads the loop's clocks (`loop.now`, `loop.wallMilliseconds`), which a test replaces.
     let systemClock = SystemClock()
-    /// Stands in for `systemClock`'s wall clock in `followSystemClock` (a test steps it).
-    var readWallClock: (() -> Int64)?
     /// Whether the system clock is synchronised (a test substitutes it); see GatewayAgent+ClockSync.
     var clockSync: any ClockSyncSource = KernelClockSync()
-    var clockSyncState = ClockSyncState()
     var log: LogSink
     var store: Store?
     var link: ControllerLink?
-    var matcher: TagMatcher
-    var presence: PresenceEngine
-    /// Per matcher tag index: the tag's configured identities (the event's beacon block).
-    var identitiesByTagIndex: [[TagIdentity]]
-    var gatewayIdentity: GatewayIdentity
-    /// Persons whose state changed without an event since their record was saved: their
-    /// record goes out at the next checkpoint.
-    var changedPersons: Set<String> = []
-    /// Persons heard since their record was saved: their last sample goes out in the
-    /// checkpoint's `LastHeardDigest` (one row for all of them, not one per person).
-    var heardPersons: Set<String> = []
-    /// Something was heard since the last checkpoint (else the digest is unchanged).
-    var heardSinceCheckpoint = false
-    /// Whether a digest row may be stored (it goes once every record is fresher).
-    var digestStored = true
-    /// Relaxed checkpoints since the last durable one.
-    var relaxedCheckpoints = 0
+    /// Every decision: matching, presence, connections and proofs, what is committed and
+    /// saved when (sans-IO; this class performs what it returns, in order).
+    // Single-threaded and never accessed overlapping (an action is performed after the
+    // call that returned it): no runtime exclusivity check per report.
+    @exclusivity(unchecked) var core: DoorCore
     /// Inside a batch of reports (between its first report and `finishIngest`).
     var ingesting = false
-    /// Decisions whose commit failed (disk full, I/O error): retried, never dropped.
-    var uncommitted: [PresenceEvent] = []
+    lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }
     /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
     var storeHealth = StoreHealth()
     lazy var storeRetryTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retryStore() }
-    lazy var presenceTimer = DeadlineTimer(loop: loop) { [unowned self] in self.presenceTimerFired() }
     var fatal: String?
     var stopping = false
-    var counters = Counters()
     var forwarder: Forwarder?
     var leds: LEDDriver?
     var ledLines: GPIOLines?
@@ -87,31 +71,15 @@ public final class GatewayAgent {
     var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
     /// READY=1 goes out once, when scanning first starts.
     var announcedReady = false
-    /// Event timestamps follow a replay's recorded clock (set at its first report).
-    var followsReplayClock = false
-    /// Connections and proofs (see docs/proof-protocol.md, docs/persistent-connect.md); nil
-    /// when no tag ever needs a connection.
+    /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
+    /// nil when no tag ever needs a connection.
     var proofs: ProofSupport?
     /// Counters and endpoints for the heartbeat, metrics and `status` (GatewayAgent+Fleet).
-    lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: systemClock.wallMilliseconds)
+    lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: loop.wallMilliseconds)
 
-    struct Counters {
-        var checkins = 0
-        var checkouts = 0
-        var commitFailures = 0
-    }
+    /// The presence engine inside the core (read-only here: decisions are the core's).
+    var presence: PresenceEngine { core.presence }
 
-    /// Failed commits are retried, and the wall clock looked at, this often.
-    static let retryInterval: Duration = .seconds(5)
-    /// How often presence is checkpointed besides the saves that come with events. A
-    /// checkpoint only refreshes "last heard" and states that changed without an event,
-    /// so it is written without waiting for the disk (no fsync; an SD card's writes
-    /// are what count), except every `durableCheckpointEvery`-th. A `kill -9` loses
-    /// at most one interval of "last heard"; a power cut at most the durable period
-    /// (every event commit also makes the checkpoints before it durable). Never an
-    /// event, nor a visit's start or end: those are saved with their event.
-    static let checkpointInterval: Duration = .seconds(60)
-    static let durableCheckpointEvery = 2
     static let statusInterval: Duration = .seconds(5)
     static let readCoalescing: Duration = .milliseconds(40)
 
@@ -120,14 +88,8 @@ public final class GatewayAgent {
         configuration = options.configuration
         self.loop = loop
         log = LogSink.automatic(minimumLevel: Severity(configuration.gateway.logLevel))
-        let setup = GatewayAgent.presenceSetup(configuration)
-        matcher = TagMatcher(tags: setup.tags)
-        identitiesByTagIndex = setup.tags.map(\.identities)
-        gatewayIdentity = GatewayIdentity(id: configuration.gateway.id, site: configuration.gateway.site, door: configuration.gateway.door)
-        presence = PresenceEngine(
-            settings: setup.settings, persons: setup.persons,
-            wallClock: WallClockMapping(anchor: loop.now, wallMilliseconds: systemClock.wallMilliseconds)
-        )
+        core = DoorCore(setup: GatewayAgent.doorSetup(configuration, appVersion: options.appVersion), now: loop.now,
+                        clock: WallClockReading(wallMilliseconds: loop.wallMilliseconds, synchronised: true))
     }
 
     // MARK: Life cycle
@@ -191,8 +153,6 @@ public final class GatewayAgent {
         DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         startProofs(link)
         link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
-        schedulePeriodicWork()
-        scheduleCheckpoint()
         scheduleStatus()
         link.start()
         do {
@@ -219,13 +179,14 @@ public final class GatewayAgent {
         forwarder?.stop()
         stopFleet()
         stopLEDs()
-        retryUncommitted()
-        reportHeldAtStop()
-        saveAllPresence()
+        let now = loop.now
+        perform(core.shutdown(at: now))
+        perform(core.shutdownReport())
+        perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
         log.log(.notice, "stopped", [
-            "checkins": "\(counters.checkins)", "checkouts": "\(counters.checkouts)",
+            "checkins": "\(core.counters.checkins)", "checkouts": "\(core.counters.checkouts)",
             "open_visits": "\(presence.openVisits)",
         ])
         loop.stopHandlingSignals()
@@ -251,48 +212,14 @@ public final class GatewayAgent {
 
     func restorePresence() {
         guard let store else { return }
-        var stored: [String: [UInt8]]
+        let stored: [String: [UInt8]]
         do {
             stored = try store.loadPresence()
         } catch {
             log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
             return
         }
-        var digest = LastHeardDigest()
-        if let bytes = stored.removeValue(forKey: LastHeardDigest.storageKey) {
-            if let decoded = LastHeardDigest(decoding: bytes) {
-                digest = decoded
-            } else {
-                log.log(.warning, "unreadable last-heard checkpoint ignored")
-            }
-        }
-        var records: [PersistedPresence] = []
-        for (personId, bytes) in stored {
-            if let record = PersistedPresence(decoding: bytes) {
-                records.append(digest.applied(to: record))
-            } else {
-                log.log(.warning, "unreadable persisted presence ignored", ["person_id": personId])
-            }
-        }
-        // `restore` returns the records it ignored (persons no longer configured, records
-        // that make no sense); the others are restored, with PRESENT become UNCONFIRMED.
-        // The wall time of "now" goes through the engine's own mapping, so a restored visit
-        // start maps back to the very milliseconds it was stored with (the checkout's key).
-        let now = loop.now
-        let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now))
-        let ignoredPersons = Set(ignored.map(\.personId))
-        for record in ignored where record.state != .outside {
-            log.log(.warning, "persisted presence ignored", ["person_id": record.personId, "state": "\(record.state)"])
-        }
-        for record in records where !ignoredPersons.contains(record.personId) {
-            guard let state = presence.state(of: record.personId), state != .outside else { continue }
-            log.log(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])
-        }
-        checkOutRemovedPersons(ignored)
-        // Every record again, with the digest's last samples in it (the digest then goes).
-        changedPersons.formUnion(stored.keys)
-        checkpointPresence(durable: true)
-        armPresenceTimer()
+        perform(core.restore(stored: stored, at: loop.now, clock: readClock()))
     }
 
     // MARK: Ingest (the hot path)
@@ -303,239 +230,25 @@ public final class GatewayAgent {
     func ingest(_ report: LEAdvertisingReportView, at now: Instant) {
         if !ingesting {
             ingesting = true
-            followReplayClock()
-            followSystemClock()
-            // Deadlines due by these reports' time first: the loop's timer fires them too,
-            // but a replay's time runs ahead of the loop's, and order matters to presence.
-            let due = presence.advance(to: now)
-            if !due.isEmpty { handle(due, at: now) }
+            if let timeline = link?.replayTimeline {
+                core.followReplayClock(origin: timeline.origin, originMicroseconds: timeline.originMicroseconds)
+            }
+            perform(core.beginReports(at: now, clock: readClock(timeOnly: true)))
         }
         fleet.counters.reports &+= 1
-        guard let rssi = report.rssi else { return }
-        let keys = AdvertisementKeys(scanning: report.data)
-        guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return }
-        fleet.counters.tagReports &+= 1
-        let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
-        let events = presence.sample(
-            tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address, addressType: report.addressType,
-            txPower: txPower, at: now
-        )
-        heardPersons.insert(match.personId)
-        heardSinceCheckpoint = true
-        heardForConnection(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
-        if !events.isEmpty { handle(events, at: now) }
+        let actions = core.report(report, at: now)
+        if !actions.isEmpty { perform(actions) }
     }
 
     func finishIngest(at now: Instant) {
         guard ingesting else { return }
         ingesting = false
-        armPresenceTimer()
-        updateWantedConnections(at: now)
+        fleet.counters.tagReports = UInt64(core.counters.tagReports)
+        perform(core.endReports(at: now))
     }
 
-    /// Event times follow the system's wall clock as it is now, not as it was at start: a
-    /// Pi without a real-time clock boots with a stale time (fake-hwclock's last save)
-    /// until NTP steps it, and a mapping fixed at start would keep every later event off
-    /// by that step until the next restart. An open visit keeps the start its checkin
-    /// had (the engine fixes it at the checkin), so its checkout pairs with it.
-    func followSystemClock() {
-        guard !followsReplayClock, link?.replayTimeline == nil else { return }
-        let now = loop.now
-        let current = WallClockMapping(anchor: now, wallMilliseconds: readWallClock?() ?? systemClock.wallMilliseconds)
-        let step = current.wallMilliseconds(at: now) &- presence.wallClock.wallMilliseconds(at: now)
-        if step.magnitude >= Self.reportedClockStepMilliseconds {
-            log.log(.notice, "wall clock stepped", ["by_ms": "\(step)"])
-        }
-        presence.wallClock = current
-    }
-
-    /// Smaller differences are the two clocks' reading jitter and NTP's slewing.
-    static let reportedClockStepMilliseconds: UInt64 = 1000
-
-    /// A replay decides on the capture's clock: event timestamps are when the capture
-    /// was recorded (once, at its first report; see `ReplayTimeline`).
-    func followReplayClock() {
-        guard !followsReplayClock, let timeline = link?.replayTimeline else { return }
-        followsReplayClock = true
-        // Whole milliseconds: the anchor moves back by the recorded sub-millisecond part.
-        let microseconds = timeline.originMicroseconds
-        var milliseconds = microseconds / 1000
-        if microseconds % 1000 < 0 { milliseconds -= 1 }
-        let remainder = microseconds - milliseconds * 1000
-        presence.wallClock = WallClockMapping(
-            anchor: Instant(nanoseconds: timeline.origin.nanoseconds &- remainder &* 1000), wallMilliseconds: milliseconds
-        )
-    }
-
-    // MARK: Presence events
-
-    func handle(_ events: [PresenceEvent], at now: Instant) {
-        for event in events {
-            switch event {
-            case .checkin, .checkout:
-                commit(event, at: now)
-            case let .stateChanged(personId, from, to, _):
-                changedPersons.insert(personId)
-                proofs?.wishes.personChanged(personId)
-                log.log(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])
-            case let .waitingForProof(personId, reason):
-                log.log(.info, "not checked in: proof required", ["person_id": personId, "reason": reason.description])
-            }
-        }
-    }
-
-    /// Commits the event and the person's presence record in one transaction; only then
-    /// is anything else done with it (log, LEDs, forwarder).
-    func commit(_ event: PresenceEvent, at now: Instant) {
-        guard let decision = event.decision else { return }
-        // Behind decisions still held (the store failed, or is not open): the order
-        // decided is the order stored. The retry commits them from the front.
-        guard let store, uncommitted.isEmpty else { return uncommitted.append(event) }
-        let identities = decision.tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[decision.tagIndex] : []
-        let gateway = gatewayIdentity
-        let appVersion = options.appVersion
-        let record = presence.record(for: decision.personId)
-        var committed: AttendanceEvent?
-        do {
-            try store.commit { transaction throws(StoreError) in
-                let type = event.attendanceType
-                let probe = AttendanceEvent(type, decision: decision, gateway: gateway, sequence: 0, identities: identities, appVersion: appVersion)
-                _ = try transaction.appendEvent(
-                    idempotencyKey: probe.idempotencyKey, type: type.rawValue, personId: decision.personId,
-                    createdAtMillis: decision.decidedAtWallMilliseconds
-                ) { sequence in
-                    var event = probe
-                    event.sequence = sequence
-                    event.clockSynced = clockSynchronisedNow()
-                    committed = event
-                    return Array(event.jsonBody().utf8)
-                }
-                if let record {
-                    try transaction.savePresence(personId: decision.personId, record: record.encode())
-                }
-            }
-        } catch {
-            counters.commitFailures += 1
-            // Disk trouble is logged once per change by storeFailed, not per event.
-            log.log(error.trouble == nil ? .error : .debug, "cannot store event, will retry", ["person_id": decision.personId, "error": error.description])
-            uncommitted.append(event)
-            storeFailed(error)
-            return
-        }
-        storeSucceeded()
-        // The record went with the event: last sample included.
-        changedPersons.remove(decision.personId)
-        heardPersons.remove(decision.personId)
-        guard let committed else {
-            // The key was stored before (a decision replayed after a crash): nothing new.
-            log.log(.info, "event already stored", ["person_id": decision.personId, "type": event.attendanceType.rawValue])
-            return
-        }
-        if committed.type == .checkin { counters.checkins += 1 } else { counters.checkouts += 1 }
-        log.log(.notice, committed.type.rawValue, [
-            "event": committed.type.rawValue, "person_id": committed.userId, "tag": decision.tagId, "sequence": "\(committed.sequence)",
-            "rssi": decision.rssiSeries.last.map { "\($0)" } ?? "-",
-            "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: committed.visitStartMilliseconds),
-        ])
-        eventCommitted(committed)
-    }
-
-
-    func retryUncommitted() {
-        guard !uncommitted.isEmpty, store != nil else { return }
-        let pending = uncommitted
-        uncommitted = []
-        for (index, event) in pending.enumerated() {
-            commit(event, at: loop.now)
-            // The store failed again: the rest wait, in order, for the next try (each
-            // attempt may wait out the busy timeout; the loop must not).
-            if !uncommitted.isEmpty {
-                uncommitted.append(contentsOf: pending[(index + 1)...])
-                return
-            }
-        }
-    }
-
-    /// Saves what changed since the last checkpoint: the records of persons whose state
-    /// changed without an event, and one `LastHeardDigest` for those only heard. The cost
-    /// follows what changed (a page or two at a quiet door), not the roster.
-    func checkpointPresence(durable: Bool) {
-        guard let store else { return }
-        guard !changedPersons.isEmpty || heardSinceCheckpoint || (digestStored && heardPersons.isEmpty) else { return }
-        let changed = changedPersons
-        var digest = LastHeardDigest()
-        for personId in heardPersons where !changed.contains(personId) {
-            if let wall = presence.lastHeardWallMilliseconds(of: personId) { digest.lastHeard[personId] = wall }
-        }
-        let write: (inout StoreTransaction) throws(StoreError) -> Void = { [presence, digestStored] transaction throws(StoreError) in
-            for personId in changed {
-                if let record = presence.record(for: personId) {
-                    try transaction.savePresence(personId: personId, record: record.encode())
-                } else {
-                    try transaction.deletePresence(personId: personId)
-                }
-            }
-            if !digest.lastHeard.isEmpty {
-                try transaction.savePresence(personId: LastHeardDigest.storageKey, record: digest.encode())
-            } else if digestStored {
-                try transaction.deletePresence(personId: LastHeardDigest.storageKey)
-            }
-        }
-        do {
-            if durable {
-                try store.commit(write)
-            } else {
-                try store.commitRelaxed(write)
-            }
-        } catch {
-            log.log(error.trouble == nil ? .error : .debug, "cannot save presence state", ["error": error.description])
-            storeFailed(error)
-            return
-        }
-        storeSucceeded()
-        changedPersons.removeAll(keepingCapacity: true)
-        heardPersons.subtract(changed)
-        heardSinceCheckpoint = false
-        digestStored = !digest.lastHeard.isEmpty
-        relaxedCheckpoints = durable ? 0 : relaxedCheckpoints + 1
-    }
-
-    /// At shutdown: every person's record, durably; the digest is then not needed.
-    func saveAllPresence() {
-        changedPersons.formUnion(configuration.persons.map(\.id))
-        changedPersons.formUnion(heardPersons)
-        heardPersons.removeAll()
-        checkpointPresence(durable: true)
-    }
-
-    // MARK: Timers
-
-    func armPresenceTimer() {
-        presenceTimer.arm(at: presence.nextDeadline)
-    }
-
-    private func presenceTimerFired() {
-        followSystemClock()
-        let now = loop.now
-        let events = presence.advance(to: now)
-        if !events.isEmpty { handle(events, at: now) }
-        armPresenceTimer()
-        updateWantedConnections(at: now)
-    }
-
-    func schedulePeriodicWork() {
-        _ = loop.schedule(after: Self.retryInterval) { [unowned self] in
-            self.followSystemClock()
-            self.retryUncommitted()
-            self.schedulePeriodicWork()
-        }
-    }
-
-    func scheduleCheckpoint() {
-        _ = loop.schedule(after: Self.checkpointInterval) { [unowned self] in
-            self.checkpointPresence(durable: self.relaxedCheckpoints + 1 >= Self.durableCheckpointEvery)
-            self.scheduleCheckpoint()
-        }
+    private func coreTimerFired() {
+        perform(core.tick(at: loop.now, clock: readClock()))
     }
 
     // MARK: Controller
@@ -580,33 +293,13 @@ public final class GatewayAgent {
     /// roster from the server (persons whose id remains keep their presence; removed
     /// persons who were present are checked out).
     func apply(_ fresh: GatewayConfiguration) {
-        let now = loop.now
-        let setup = GatewayAgent.presenceSetup(fresh)
-        matcher = TagMatcher(tags: setup.tags)
-        identitiesByTagIndex = setup.tags.map(\.identities)
-        let events = presence.reconfigure(settings: setup.settings, persons: setup.persons, at: now)
         configuration = fresh
         log.minimumLevel = Severity(fresh.gateway.logLevel)
-        gatewayIdentity = GatewayIdentity(id: fresh.gateway.id, site: fresh.gateway.site, door: fresh.gateway.door)
-        if !events.isEmpty { handle(events, at: now) }
-        armPresenceTimer()
-        reloadProofs()
+        let actions = core.reload(GatewayAgent.doorSetup(fresh, appVersion: options.appVersion), at: loop.now)
+        if proofs == nil, core.needsConnections, let link { startProofs(link) }
+        perform(actions)
         reloadForwarder(fresh)
         reloadFleet(fresh)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
-    }
-}
-
-extension PresenceEvent {
-    var decision: PresenceDecision? {
-        switch self {
-        case let .checkin(decision), let .checkout(decision): decision
-        case .stateChanged, .waitingForProof: nil
-        }
-    }
-
-    var attendanceType: AttendanceEventType {
-        if case .checkin = self { return .checkin }
-        return .checkout
     }
 }

@@ -55,6 +55,7 @@ extension Store {
         var finished = OutboxStateCounts()
         try relaxedTransaction { () throws(StoreError) in
             var lastSuccess = false
+            var lastRejected = false
             var lastError: (DeliveryErrorClass, String)?
             for record in records {
                 switch record {
@@ -66,6 +67,7 @@ extension Store {
                     try statements.markFinal.run([.integer(Int64(OutboxState.rejected.rawValue)), .integer(Int64(status)), .text("HTTP \(status): refused by server policy"), .integer(now), .integer(sequence)])
                     if connection.changes > 0 { finished.add(1, to: .rejected) }
                     lastError = (.rejected, "HTTP \(status)")
+                    lastRejected = true
                 case let .dead(sequence, status, error):
                     try statements.markFinal.run([.integer(Int64(OutboxState.dead.rawValue)), .integer(Int64(status)), .text(error), .integer(now), .integer(sequence)])
                     if connection.changes > 0 { finished.add(1, to: .dead) }
@@ -76,6 +78,8 @@ extension Store {
                 }
             }
             if lastSuccess { try statements.setMetaInt.run([.text("last_success_ms"), .integer(now)]) }
+            // A sent or rejected event no longer counts towards the cap: count again.
+            if lastSuccess || lastRejected { refusedAtDataVersion = nil }
             if let (errorClass, error) = lastError {
                 try statements.setMetaInt.run([.text("last_error_ms"), .integer(now)])
                 try statements.setMetaText.run([.text("last_error_class"), .text(errorClass.rawValue)])

@@ -29,6 +29,13 @@ public final class Store {
     var stateCountsDataVersion: Int64 = 0
     /// The bound above every sequence handed out, kept beside the database.
     var sequenceFloor: SequenceFloor
+    /// The last exact count reached the cap and refused an event: until a delivery outcome
+    /// is recorded here or another process commits (`data_version`), the next append is
+    /// refused without counting again, so a full outbox costs O(1) per attempt, not a
+    /// `count(*)` of a million rows.
+    var refusedAtDataVersion: Int64?
+    /// Exact counts of undelivered rows so far (what the cap check costs, for the tests).
+    var undeliveredCounts = 0
     private var inTransaction = false
     private var lastDataVersion: Int64 = 0
 
@@ -207,6 +214,7 @@ public final class Store {
             return false
         }
         appendsSinceRecount = 0
+        undeliveredCounts += 1
         return count
     }
 

@@ -32,11 +32,18 @@ public struct StoreTransaction {
         let maximum = store.configuration.maximumEvents
         store.appendsSinceRecount += 1
         if store.undeliveredEstimate + appended >= maximum || store.appendsSinceRecount >= 4096 {
+            if let refusedAt = store.refusedAtDataVersion, try store.dataVersion() == refusedAt {
+                throw .outboxFull(undelivered: store.undeliveredEstimate + appended, maximum: maximum)
+            }
+            store.refusedAtDataVersion = nil
             // Only this process appends in practice, but the forwarder (or another process)
             // delivers: count exactly before refusing anything.
             store.undeliveredEstimate = try store.countUndelivered() - appended
             let undelivered = store.undeliveredEstimate + appended
-            if undelivered >= maximum { throw .outboxFull(undelivered: undelivered, maximum: maximum) }
+            if undelivered >= maximum {
+                store.refusedAtDataVersion = try store.dataVersion()
+                throw .outboxFull(undelivered: undelivered, maximum: maximum)
+            }
         }
 
         var next: Int64 = 1

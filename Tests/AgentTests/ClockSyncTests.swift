@@ -16,7 +16,7 @@ final class ClockSyncTests: XCTestCase {
         let clock = Switch()
         agent.clockSync = clock
         XCTAssertFalse(agent.clockSynchronisedNow())
-        XCTAssertFalse(agent.clockSyncState.isSynchronised)
+        XCTAssertFalse(agent.core.clockSynced, "events decided now carry clockSynced=false")
         clock.isSynchronised = true
         XCTAssertTrue(agent.clockSynchronisedNow())
     }

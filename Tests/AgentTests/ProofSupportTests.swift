@@ -47,7 +47,7 @@ final class ProofSupportTests: XCTestCase {
           address = "C0:00:00:00:00:03"
           track = "connection"
         """)
-        let tags = ProofSupport.tags(configuration)
+        let tags = GatewayAgent.connectionTags(configuration)
         XCTAssertEqual(tags.keys.sorted(), [1, 2], "tag indices as the matcher numbers them; the plain tag needs no connection")
         let proof = try XCTUnwrap(tags[1])
         XCTAssertEqual(proof.tagId, "t-proof")

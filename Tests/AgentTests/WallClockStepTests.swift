@@ -9,19 +9,21 @@ import XCTest
 final class WallClockStepTests: XCTestCase {
     func testEventTimesFollowAStepOfTheWallClock() {
         let configuration = GatewayConfiguration(gateway: .init(id: "door-1"))
-        let agent = GatewayAgent(options: .init(configurationPath: "gateway.toml", configuration: configuration, appVersion: "test"))
+        let clock = ManualClock()
+        let virtual = VirtualEventLoop(clock: clock)
+        let agent = GatewayAgent(options: .init(configurationPath: "gateway.toml", configuration: configuration, appVersion: "test"),
+                                 loop: virtual.loop)
         let now = agent.loop.now
         let atStart = agent.presence.wallClock.wallMilliseconds(at: now)
-        var wall = SystemClock().wallMilliseconds + 3_600_000
-        agent.readWallClock = { wall }
-        agent.followSystemClock()
-        let stepped = agent.presence.wallClock.wallMilliseconds(at: now)
-        XCTAssertGreaterThanOrEqual(stepped - atStart, 3_600_000 - 1_000, "an hour ahead, less the test's own time")
-        XCTAssertLessThan(stepped - atStart, 3_600_000 + 60_000)
+        XCTAssertEqual(atStart, clock.wallMilliseconds)
 
-        // Without a step, only the reading moves (as the monotonic clock does).
-        wall -= 3_600_000
-        agent.followSystemClock()
-        XCTAssertLessThan(abs(agent.presence.wallClock.wallMilliseconds(at: now) - atStart), 60_000)
+        clock.wallOriginMilliseconds += 3_600_000
+        _ = agent.clockSynchronisedNow()
+        XCTAssertEqual(agent.presence.wallClock.wallMilliseconds(at: now) - atStart, 3_600_000, "an hour ahead, exactly")
+
+        // Stepped back: followed too.
+        clock.wallOriginMilliseconds -= 3_600_000
+        _ = agent.clockSynchronisedNow()
+        XCTAssertEqual(agent.presence.wallClock.wallMilliseconds(at: now), atStart)
     }
 }

@@ -222,7 +222,6 @@ def test_paused_is_shown_in_the_heartbeat_status_metrics_and_status_line_and_res
         notify.close()
 
 
-@pytest.mark.skip(reason="decision lands with the door core")
 def test_nobody_new_is_checked_in_while_paused_and_arrivals_count_once_resumed(
         gateway_bin, world_factory, agents, event_server, tmp_path):
     world = world_factory(scenario(world_tag(0, path=[[0, None]])))

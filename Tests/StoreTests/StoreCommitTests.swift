@@ -129,4 +129,22 @@ final class StoreCommitTests: StoreTestCase {
         try other.markSent(sequence: 1, status: 200, atMillis: 1)
         XCTAssertEqual(try append(store, key: "c"), 3)
     }
+
+    func testAtTheCapARetryDoesNotCountAgainUntilSomethingWasDelivered() throws {
+        let store = try open(StoreConfiguration(maximumEvents: 2))
+        try append(store, key: "a")
+        try append(store, key: "b")
+        XCTAssertThrowsError(try append(store, key: "c"))
+        let counts = store.undeliveredCounts
+        for _ in 0 ..< 100 { XCTAssertThrowsError(try append(store, key: "c")) }
+        XCTAssertEqual(store.undeliveredCounts, counts, "refused without a count(*) each time")
+        // Another process delivers: counted again, and there is room.
+        let other = try open()
+        try other.markSent(sequence: 1, status: 200, atMillis: 1)
+        XCTAssertEqual(try append(store, key: "c"), 3)
+        XCTAssertThrowsError(try append(store, key: "d"))
+        // This process delivers: counted again too.
+        try store.markSent(sequence: 2, status: 201, atMillis: 2)
+        XCTAssertEqual(try append(store, key: "d"), 4)
+    }
 }

@@ -51,7 +51,9 @@ extension PresenceEngine {
         guard let signal = signal(person: person, now: now) else { return }
         switch state {
         case .nearby:
-            guard signal.rssi > limits.enter else { return }
+            // Held (a paused door, or a store that refuses events): nobody new is checked
+            // in; the person stays NEARBY and is checked in at a sample after the hold.
+            guard signal.rssi > limits.enter, !checkinsHeld else { return }
             var handshake: PresenceDecision.Handshake?
             if persons[person].requireProof {
                 switch proof(person: person, now: now) {

@@ -37,6 +37,9 @@ public struct PresenceEngine: Sendable {
     /// Turns decisions' instants into wall-clock milliseconds; set at `init` or `restore`.
     public var wallClock: WallClockMapping
     public internal(set) var counters = Counters()
+    /// While set, no visit starts: NEARBY never becomes PRESENT (the door is paused, or
+    /// its store refuses events). Open visits go on and end with their checkout.
+    public var checkinsHeld = false
 
     public struct Counters: Hashable, Sendable {
         /// Samples taken into a tag's window.

@@ -1,0 +1,170 @@
+import EventLoop
+
+/// The one committer: checkins, checkouts (of removed persons too) and spoof_suspected go
+/// through `enqueue`, to the store in decision order, each with its person's record in
+/// the same transaction; one failure policy for all (docs/reliability.md).
+extension DoorCore {
+    mutating func enqueue(_ item: DoorPendingEvent, at now: Instant, into actions: inout [DoorAction]) {
+        // At the bound only checkouts still queue; check-ins are held before they are
+        // decided (`applyHold`), so what arrives here is a spoof_suspected.
+        if queue.isFull, item.event.type == .spoofSuspected {
+            queue.refusedSpoofs += 1
+            actions.append(.log(DoorLogLine(.error, "spoof_suspected not stored: too many events wait for the store",
+                                            ["person_id": item.event.userId, "tag": item.tagId, "waiting": "\(queue.count)"])))
+            return
+        }
+        queue.append(item)
+        if queue.isFull, !queue.fullLogged {
+            queue.fullLogged = true
+            actions.append(.log(DoorLogLine(.error, "check-ins held: too many events wait for the store",
+                                            ["waiting": "\(queue.count)", "maximum": "\(DoorCommitQueue.maximumHeld)"])))
+        }
+        applyHold()
+    }
+
+    /// Hands the queue to the store unless a batch is out or the last attempt failed
+    /// (then the retry at the next housekeeping tick does).
+    mutating func commitIfIdle(at now: Instant, into actions: inout [DoorAction]) {
+        guard !queue.failing else { return }
+        commitQueue(into: &actions)
+    }
+
+    mutating func retry(at now: Instant, into actions: inout [DoorAction]) {
+        guard !queue.isEmpty else { return }
+        commitQueue(into: &actions)
+    }
+
+    /// The driver knows the disk may take data again (a store reopened, a lock released):
+    /// the waiting events go now rather than at the next housekeeping tick.
+    public mutating func retryCommits(at now: Instant) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        retry(at: now, into: &actions)
+        return actions
+    }
+
+    mutating func commitQueue(into actions: inout [DoorAction]) {
+        guard queue.inFlight == 0, !queue.isEmpty else { return }
+        queue.inFlight = queue.count
+        var records: [DoorRecordWrite] = []
+        var written: Set<String> = []
+        // The last item of a person says what their record is (newest first).
+        for item in queue.items.reversed() where written.insert(item.event.userId).inserted {
+            let personId = item.event.userId
+            switch item.record {
+            case .current:
+                if let record = presence.record(for: personId) {
+                    records.append(.save(key: personId, record: record.encode()))
+                } else {
+                    records.append(.delete(key: personId))
+                }
+            case .delete:
+                records.append(.delete(key: personId))
+            case .none:
+                written.remove(personId)
+            }
+        }
+        actions.append(.commit(DoorCommitBatch(events: queue.items.map(\.event), records: records.reversed())))
+    }
+
+    /// How the store answered the last `.commit`.
+    public mutating func commitFinished(_ result: DoorCommitResult, at now: Instant) -> [DoorAction] {
+        guard queue.inFlight > 0 else { return [] }
+        let count = queue.inFlight
+        queue.inFlight = 0
+        var actions: [DoorAction] = []
+        switch result {
+        case let .failed(failure):
+            counters.commitFailures += 1
+            queue.failing = true
+            actions.append(.log(DoorLogLine(failure.isDiskTrouble ? .debug : .error, "cannot store event, will retry", [
+                "waiting": "\(queue.count)", "person_id": queue.items.first?.event.userId ?? "-",
+                "outbox_full": "\(failure.outboxFull)", "error": failure.message,
+            ])))
+        case let .committed(sequences):
+            queue.failing = false
+            let done = queue.removeFirst(count)
+            for (offset, item) in done.enumerated() {
+                let personId = item.event.userId
+                if item.record != .none, !queue.isWaiting(personId) { checkpoints.saved(personId) }
+                let sequence = offset < sequences.count ? sequences[offset] : nil
+                committed(item, sequence: sequence, into: &actions)
+            }
+            if !queue.isFull, queue.fullLogged {
+                queue.fullLogged = false
+                actions.append(.log(DoorLogLine(.notice, "check-ins no longer held: the store took the waiting events",
+                                                ["spoof_suspected_refused": "\(queue.refusedSpoofs)"])))
+                queue.refusedSpoofs = 0
+            }
+            applyHold()
+            // Decided while the batch was out: they go now.
+            commitQueue(into: &actions)
+        }
+        return actions
+    }
+
+    mutating func committed(_ item: DoorPendingEvent, sequence: Int64?, into actions: inout [DoorAction]) {
+        let type = item.event.type
+        guard let sequence else {
+            // The key was stored before (a decision made again after a crash): nothing new.
+            actions.append(.log(DoorLogLine(.info, "event already stored", ["person_id": item.event.userId, "type": type.rawValue])))
+            return
+        }
+        var event = item.event
+        event.sequence = sequence
+        if type == .checkin {
+            counters.checkins += 1
+        } else if type == .checkout {
+            counters.checkouts += 1
+        } else {
+            counters.spoofSuspected += 1
+        }
+        let line: DoorLogLine
+        if type == .spoofSuspected {
+            line = DoorLogLine(.notice, type.rawValue, [
+                "event": type.rawValue, "person_id": event.userId, "tag": item.tagId, "sequence": "\(sequence)",
+            ])
+        } else if let reason = item.reason {
+            line = DoorLogLine(.notice, type.rawValue, [
+                "event": type.rawValue, "person_id": event.userId, "tag": item.tagId, "sequence": "\(sequence)",
+                "reason": reason, "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: event.visitStartMilliseconds),
+            ])
+        } else {
+            line = DoorLogLine(.notice, type.rawValue, [
+                "event": type.rawValue, "person_id": event.userId, "tag": item.tagId, "sequence": "\(sequence)",
+                "rssi": item.rssi.map { "\($0)" } ?? "-",
+                "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: event.visitStartMilliseconds),
+            ])
+        }
+        actions.append(.log(line))
+        actions.append(.indicate(.committed(event)))
+    }
+
+    /// At shutdown: one last attempt (the driver performs it and answers at once); what
+    /// is still not stored is said loudly. Their persons' records were not saved with
+    /// their new state, so after the restart they are decided again.
+    public mutating func shutdown(at now: Instant) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        commitQueue(into: &actions)
+        return actions
+    }
+
+    /// After the last attempt: the line that counts what is lost, if anything is.
+    public func shutdownReport() -> [DoorAction] {
+        guard !queue.isEmpty else { return [] }
+        var checkins = 0, checkouts = 0, spoofs = 0
+        for item in queue.items {
+            if item.event.type == .checkin {
+                checkins += 1
+            } else if item.event.type == .checkout {
+                checkouts += 1
+            } else {
+                spoofs += 1
+            }
+        }
+        return [.log(DoorLogLine(.error, "events not stored at shutdown: their persons are decided again after the restart", [
+            "count": "\(queue.count)", "checkins": "\(checkins)", "checkouts": "\(checkouts)", "spoof_suspected": "\(spoofs)",
+        ]))]
+    }
+}
+
+extension DoorPendingEvent.RecordWrite: Equatable {}

@@ -1,0 +1,103 @@
+import EventLoop
+
+/// Start and reload: restored state, removed persons, a new roster or settings.
+extension DoorCore {
+    /// The stored presence at start (records by person id, and the `LastHeardDigest`),
+    /// before any report. PRESENT becomes UNCONFIRMED (docs/presence.md); a person no
+    /// longer configured who had an open visit gets their checkout now.
+    public mutating func restore(stored: [String: [UInt8]], at now: Instant, clock: WallClockReading) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        var stored = stored
+        var digest = LastHeardDigest()
+        if let bytes = stored.removeValue(forKey: LastHeardDigest.storageKey) {
+            if let decoded = LastHeardDigest(decoding: bytes) {
+                digest = decoded
+            } else {
+                actions.append(.log(DoorLogLine(.warning, "unreadable last-heard checkpoint ignored")))
+            }
+        }
+        var records: [PersistedPresence] = []
+        for (personId, bytes) in stored.sorted(by: { $0.key < $1.key }) {
+            if let record = PersistedPresence(decoding: bytes) {
+                records.append(digest.applied(to: record))
+            } else {
+                actions.append(.log(DoorLogLine(.warning, "unreadable persisted presence ignored", ["person_id": personId])))
+            }
+        }
+        // `restore` returns the records it ignored (persons no longer configured, records
+        // that make no sense). The wall time of "now" goes through the engine's own
+        // mapping, so a restored visit start maps back to the very milliseconds it was
+        // stored with (the checkout's key).
+        presence.wallClock = WallClockMapping(anchor: now, wallMilliseconds: clock.wallMilliseconds)
+        let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now))
+        let ignoredPersons = Set(ignored.map(\.personId))
+        for record in ignored where record.state != .outside {
+            actions.append(.log(DoorLogLine(.warning, "persisted presence ignored",
+                                            ["person_id": record.personId, "state": "\(record.state)"])))
+        }
+        for record in records where !ignoredPersons.contains(record.personId) {
+            guard let state = presence.state(of: record.personId), state != .outside else { continue }
+            actions.append(.log(DoorLogLine(.info, "presence restored", ["person_id": record.personId, "state": "\(state)"])))
+        }
+        for record in ignored where presence.state(of: record.personId) == nil {
+            checkOutRemoved(record, wallNow: clock.wallMilliseconds, at: now, into: &actions)
+        }
+        commitIfIdle(at: now, into: &actions)
+        // Every record again, with the digest's last samples in it (the digest then goes).
+        checkpoints.changedPersons.formUnion(stored.keys)
+        checkpoint(durable: true, into: &actions)
+        actions.append(.armTimer(nextDeadline))
+        return actions
+    }
+
+    /// The checkout of a person who left the configuration while the agent was not
+    /// running. The engine cannot decide it (it no longer knows the person), yet a restart
+    /// never loses a checkout, and a reload that removes a person checks them out at once;
+    /// a restart after the same edit must too. As the engine does on restart, the visit is
+    /// taken to have become UNCONFIRMED at the last sample heard before the stop (or when
+    /// it was recorded as UNCONFIRMED); it is decided now. Its record goes in the same
+    /// transaction, so a crash in between decides it again next time, under the same key.
+    mutating func checkOutRemoved(_ record: PersistedPresence, wallNow now: Int64, at instant: Instant,
+                                  into actions: inout [DoorAction]) {
+        guard record.state.hasOpenVisit, let visitStart = record.visitStartWallMilliseconds else { return }
+        let unconfirmed = record.state == .unconfirmed ? record.unconfirmedSinceWallMilliseconds : nil
+        // Clamped into [visit start, now]: a clock set back must not order them wrongly.
+        let since = min(max(unconfirmed ?? record.lastSampleWallMilliseconds ?? visitStart, visitStart), max(now, visitStart))
+        var event = AttendanceEvent(
+            id: EventIdentifier.uuidV4(), sequence: 0, type: .checkout, userId: record.personId, gateway: gateway,
+            timestampMilliseconds: since, decidedAtMilliseconds: max(now, since), visitStartMilliseconds: visitStart,
+            beacon: BeaconInfo(tag: record.tagId, address: record.address, identities: []),
+            rssiSeries: [], txPower: record.txPower, handshake: nil, appVersion: appVersion
+        )
+        event.clockSynced = clockSynced
+        enqueue(DoorPendingEvent(event: event, record: .delete, tagId: record.tagId, rssi: nil, reason: "no longer configured"),
+                at: instant, into: &actions)
+    }
+
+    /// A new roster or new settings (SIGHUP, or the server's roster): persons whose id
+    /// remains keep their presence; removed persons who were present are checked out
+    /// (their records go with their checkouts); connection wishes are decided afresh
+    /// (tag indices may have moved), the proof book is kept for tags that remain.
+    public mutating func reload(_ setup: DoorSetup, at now: Instant) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        // The checkouts of removed persons carry the identities of their old tag indices.
+        let events = presence.reconfigure(settings: setup.settings, persons: setup.persons, at: now)
+        gateway = setup.gateway
+        appVersion = setup.appVersion
+        handle(events, at: now, into: &actions)
+        matcher = TagMatcher(tags: setup.tags)
+        identitiesByTagIndex = setup.tags.map(\.identities)
+        // Unwanted first: a moved index must not keep the connection of the tag it was.
+        for tagIndex in wishes.wanted.keys.sorted() { actions.append(.unwant(tagIndex: tagIndex)) }
+        connectionTags = setup.connectionTags
+        wishes = ConnectionWishes(tags: setup.connectionTags.mapValues(\.wish))
+        tagIndexById = [:]
+        for (index, tag) in setup.connectionTags.sorted(by: { $0.key < $1.key }) where tagIndexById[tag.tagId] == nil {
+            tagIndexById[tag.tagId] = index
+        }
+        book.retain(tags: Set(setup.connectionTags.values.map(\.tagId)))
+        updateWishes(at: now, into: &actions)
+        actions.append(.armTimer(nextDeadline))
+        return actions
+    }
+}

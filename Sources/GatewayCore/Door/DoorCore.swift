@@ -1,0 +1,254 @@
+import EventLoop
+import HCI
+
+/// Every decision of the door agent (`beacon-gateway run`) as one sans-IO state machine:
+/// advertising reports, timers, wall-clock readings, proof outcomes, connections, reloads,
+/// restored state, commit results and the server's mode go in, with the time; actions
+/// come out (`DoorAction`) for the driver (`GatewayAgent`) to perform in order.
+///
+/// Its parts: `TagMatcher` (which tag a report is), `PresenceEngine` (who arrives and
+/// leaves), `ConnectionWishes` and `ProofBook` (which tags to connect to, lockouts),
+/// `DoorCommitQueue` (the one committer of checkins, checkouts and spoof_suspected, with
+/// one failure policy), `DoorCheckpoints` (what presence is saved between events, and
+/// when). It never reads a clock or touches a file: tests run it in virtual time
+/// (`Tests/GatewayCoreTests/Door*Tests.swift`).
+///
+/// Hot path: `report(_:at:)` costs a match and a sample, O(1) in the roster, and returns
+/// an empty array (no allocation) unless something was decided.
+public struct DoorCore: Sendable {
+    public internal(set) var presence: PresenceEngine
+    var matcher: TagMatcher
+    /// Per matcher tag index: the tag's configured identities (the event's beacon block).
+    var identitiesByTagIndex: [[TagIdentity]]
+    var gateway: GatewayIdentity
+    var appVersion: String
+    var connectionTags: [Int: DoorConnectionTag]
+    var tagIndexById: [String: Int] = [:]
+    var wishes: ConnectionWishes
+    public internal(set) var book = ProofBook()
+    var queue = DoorCommitQueue()
+    var checkpoints = DoorCheckpoints()
+    var clockSync = ClockSyncState()
+    /// Event times follow a replay's recorded clock (set once, at its first report).
+    public internal(set) var followsReplayClock = false
+    public internal(set) var mode = DoorMode.active
+    public internal(set) var counters = Counters()
+    /// Inside a batch of reports (between `beginReports` and `endReports`).
+    var inBatch = false
+    /// When the periodic work (retries, the wall clock) and the checkpoint are next due.
+    var nextHousekeeping: Instant
+    var nextCheckpoint: Instant
+
+    public struct Counters: Hashable, Sendable {
+        public var tagReports = 0
+        public var checkins = 0
+        public var checkouts = 0
+        public var spoofSuspected = 0
+        public var commitFailures = 0
+    }
+
+    /// Failed commits are retried, and the wall clock looked at, this often (monotonic).
+    public static let housekeepingInterval: Duration = .seconds(5)
+    /// Presence checkpoints besides the saves that come with events (docs/presence.md).
+    public static let checkpointInterval: Duration = .seconds(60)
+    /// Every this many checkpoints, one waits for the disk.
+    public static let durableCheckpointEvery = 2
+    /// Smaller differences are the two clocks' reading jitter and NTP's slewing.
+    public static let reportedClockStepMilliseconds: UInt64 = 1000
+
+    public init(setup: DoorSetup, now: Instant, clock: WallClockReading) {
+        presence = PresenceEngine(settings: setup.settings, persons: setup.persons,
+                                  wallClock: WallClockMapping(anchor: now, wallMilliseconds: clock.wallMilliseconds))
+        matcher = TagMatcher(tags: setup.tags)
+        identitiesByTagIndex = setup.tags.map(\.identities)
+        gateway = setup.gateway
+        appVersion = setup.appVersion
+        connectionTags = setup.connectionTags
+        wishes = ConnectionWishes(tags: setup.connectionTags.mapValues(\.wish))
+        for (index, tag) in setup.connectionTags { tagIndexById[tag.tagId] = index }
+        nextHousekeeping = now + Self.housekeepingInterval
+        nextCheckpoint = now + Self.checkpointInterval
+        if let synchronised = clock.synchronised { _ = clockSync.observe(synchronised: synchronised) }
+    }
+
+    // MARK: Queries
+
+    /// Whether events decided now say their clock was synchronised.
+    public var clockSynced: Bool { followsReplayClock || clockSync.isSynchronised }
+    /// Events decided but not yet stored (the store refused them; retried).
+    public var uncommittedCount: Int { queue.count }
+    /// Whether any tag may ever need a connection (the driver starts its connect link).
+    public var needsConnections: Bool { !connectionTags.isEmpty }
+    public var connectionTagCount: Int { connectionTags.count }
+    /// The connection tag at a matcher index.
+    public func connectionTag(_ tagIndex: Int) -> DoorConnectionTag? { connectionTags[tagIndex] }
+    /// Where a tag was last heard (for a connection).
+    public func lastPeer(tagIndex: Int) -> ConnectPeer? { wishes.lastPeer[tagIndex] }
+    /// Tags decided by the connection wishes so far (work per report, for the tests).
+    public var wishTagsVisited: Int { wishes.tagsVisited }
+
+    public mutating func openVisits(at now: Instant) -> [PresenceEngine.OpenVisit] { presence.openVisits(at: now) }
+
+    /// The earliest instant `tick` has something to do.
+    public var nextDeadline: Instant {
+        var deadline = min(nextHousekeeping, nextCheckpoint)
+        if let presenceDeadline = presence.nextDeadline { deadline = min(deadline, presenceDeadline) }
+        return deadline
+    }
+
+    // MARK: Reports (the hot path)
+
+    /// The first report of a batch: the clock is followed and deadlines due by the
+    /// reports' time fire first (a replay's time runs ahead of the loop's, and order
+    /// matters to presence).
+    public mutating func beginReports(at now: Instant, clock: WallClockReading) -> [DoorAction] {
+        inBatch = true
+        var actions: [DoorAction] = []
+        followClock(clock, at: now, into: &actions)
+        handle(presence.advance(to: now), at: now, into: &actions)
+        return actions
+    }
+
+    /// One advertising report, read in place (no copy of its data).
+    public mutating func report(_ report: LEAdvertisingReportView, at now: Instant) -> [DoorAction] {
+        guard let rssi = report.rssi else { return [] }
+        let keys = AdvertisementKeys(scanning: report.data)
+        guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return [] }
+        counters.tagReports &+= 1
+        let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
+        let events = presence.sample(tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address,
+                                     addressType: report.addressType, txPower: txPower, at: now)
+        checkpoints.heard(match.personId)
+        wishes.heard(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
+        guard !events.isEmpty else { return [] }
+        var actions: [DoorAction] = []
+        handle(events, at: now, into: &actions)
+        return actions
+    }
+
+    /// The batch's end: the timer and the connection wishes, once for all its reports.
+    public mutating func endReports(at now: Instant) -> [DoorAction] {
+        guard inBatch else { return [] }
+        inBatch = false
+        var actions: [DoorAction] = []
+        updateWishes(at: now, into: &actions)
+        actions.append(.armTimer(nextDeadline))
+        return actions
+    }
+
+    // MARK: Time
+
+    /// The timer: presence deadlines, retries of refused events, the wall clock, checkpoints.
+    public mutating func tick(at now: Instant, clock: WallClockReading) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        if now >= nextHousekeeping {
+            nextHousekeeping = now + Self.housekeepingInterval
+            followClock(clock, at: now, into: &actions)
+            retry(at: now, into: &actions)
+        }
+        handle(presence.advance(to: now), at: now, into: &actions)
+        if now >= nextCheckpoint {
+            nextCheckpoint = now + Self.checkpointInterval
+            checkpoint(durable: checkpoints.nextIsDurable, into: &actions)
+        }
+        updateWishes(at: now, into: &actions)
+        actions.append(.armTimer(nextDeadline))
+        return actions
+    }
+
+    /// A replay decides on the capture's clock (`ReplayTimeline`): event timestamps are
+    /// when it was recorded. Given once, before its first report.
+    public mutating func followReplayClock(origin: Instant, originMicroseconds: Int64) {
+        guard !followsReplayClock else { return }
+        followsReplayClock = true
+        // Whole milliseconds: the anchor moves back by the recorded sub-millisecond part.
+        var milliseconds = originMicroseconds / 1000
+        if originMicroseconds % 1000 < 0 { milliseconds -= 1 }
+        let remainder = originMicroseconds - milliseconds * 1000
+        presence.wallClock = WallClockMapping(anchor: Instant(nanoseconds: origin.nanoseconds &- remainder &* 1000),
+                                              wallMilliseconds: milliseconds)
+    }
+
+    /// Event times follow the system's wall clock as it is now, not as it was at start: a
+    /// Pi without a real-time clock boots with a stale time until NTP steps it. An open
+    /// visit keeps the start its checkin had (the engine fixes it at the checkin), so its
+    /// checkout pairs with it. The reading also says whether the clock is synchronised.
+    public mutating func observeClock(_ clock: WallClockReading, at now: Instant) -> [DoorAction] {
+        var actions: [DoorAction] = []
+        followClock(clock, at: now, into: &actions)
+        return actions
+    }
+
+    mutating func followClock(_ clock: WallClockReading, at now: Instant, into actions: inout [DoorAction]) {
+        guard !followsReplayClock else { return }
+        let current = WallClockMapping(anchor: now, wallMilliseconds: clock.wallMilliseconds)
+        let step = current.wallMilliseconds(at: now) &- presence.wallClock.wallMilliseconds(at: now)
+        if step.magnitude >= Self.reportedClockStepMilliseconds {
+            actions.append(.log(DoorLogLine(.notice, "wall clock stepped", ["by_ms": "\(step)"])))
+        }
+        presence.wallClock = current
+        guard let synchronised = clock.synchronised else { return }
+        switch clockSync.observe(synchronised: synchronised) {
+        case .unsynchronised?:
+            actions.append(.log(DoorLogLine(.warning, "system clock not synchronised; events carry clockSynced=false until it is")))
+        case .synchronised?:
+            actions.append(.log(DoorLogLine(.notice, "system clock synchronised")))
+        case nil:
+            break
+        }
+    }
+
+    // MARK: Presence events
+
+    mutating func handle(_ events: [PresenceEvent], at now: Instant, into actions: inout [DoorAction]) {
+        guard !events.isEmpty else { return }
+        for event in events {
+            switch event {
+            case let .checkin(decision):
+                decided(.checkin, decision, record: .current, at: now, into: &actions)
+            case let .checkout(decision):
+                // A person the engine no longer knows (removed by a reload): their record goes.
+                let record: DoorPendingEvent.RecordWrite = presence.state(of: decision.personId) == nil ? .delete : .current
+                decided(.checkout, decision, record: record, at: now, into: &actions)
+            case let .stateChanged(personId, from, to, _):
+                checkpoints.changed(personId)
+                wishes.personChanged(personId)
+                actions.append(.log(DoorLogLine(.debug, "presence", ["person_id": personId, "from": "\(from)", "to": "\(to)"])))
+            case let .waitingForProof(personId, reason):
+                actions.append(.log(DoorLogLine(.info, "not checked in: proof required",
+                                                ["person_id": personId, "reason": reason.description])))
+            }
+        }
+        commitIfIdle(at: now, into: &actions)
+    }
+
+    mutating func decided(_ type: AttendanceEventType, _ decision: PresenceDecision, record: DoorPendingEvent.RecordWrite,
+                          identities: [TagIdentity]? = nil, at now: Instant, into actions: inout [DoorAction]) {
+        let identities = identities ?? (decision.tagIndex >= 0 && decision.tagIndex < identitiesByTagIndex.count
+            ? identitiesByTagIndex[decision.tagIndex] : [])
+        var event = AttendanceEvent(type, decision: decision, gateway: gateway, sequence: 0, identities: identities,
+                                    appVersion: appVersion)
+        event.clockSynced = clockSynced
+        enqueue(DoorPendingEvent(event: event, record: record, tagId: decision.tagId,
+                                 rssi: decision.rssiSeries.last, reason: nil), at: now, into: &actions)
+    }
+
+    // MARK: Mode
+
+    /// The server's switch for the whole door (docs/fleet.md, "Pause"): while paused
+    /// nobody new is checked in; presence goes on and open visits end with their checkout.
+    /// A person who arrived during the pause and is still at the door is checked in at
+    /// their first sample after the resume, their arrival then being that moment.
+    public mutating func setMode(_ newMode: DoorMode, at now: Instant) -> [DoorAction] {
+        guard newMode != mode else { return [] }
+        mode = newMode
+        applyHold()
+        let message = newMode == .paused ? "check-ins paused by the server" : "check-ins resumed by the server"
+        return [.log(DoorLogLine(.notice, message, ["mode": newMode.rawValue]))]
+    }
+
+    /// Check-ins are held while paused, or while the queue of refused events is full.
+    mutating func applyHold() {
+        presence.checkinsHeld = mode == .paused || queue.isFull
+    }
+}

@@ -1,0 +1,128 @@
+import EventLoop
+import XCTest
+@testable import GatewayCore
+
+/// The one committer (docs/reliability.md, "Events the store refuses"): order, the
+/// record with its event, retries on the monotonic tick, the bound, shutdown.
+final class DoorCommitTests: XCTestCase {
+    static let ioError = DoorStoreFailure(message: "SQLite error 10: disk I/O error", outboxFull: false)
+    static let full = DoorStoreFailure(message: "the outbox is full", outboxFull: true)
+
+    func testACheckinIsCommittedWithThePresentRecordInOneBatch() {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.stay(0, seconds: 2)
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin])
+        XCTAssertEqual(door.store.record("p0")?.state, .present, "the record went with its event")
+        XCTAssertEqual(door.store.events.first?.sequence, 1)
+    }
+
+    func testANewerEventNeverOvertakesAnOlderRefusedOne() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        XCTAssertEqual(door.core.uncommittedCount, 1)
+        XCTAssertEqual(door.logged("cannot store event, will retry").count, 1)
+        // The disk recovers before the retry is due; p1 arrives now.
+        door.store.refusing = nil
+        door.stay(1, seconds: 2)
+        XCTAssertTrue(door.store.events.isEmpty, "p1's checkin waits behind p0's until the retry")
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.map(\.userId), ["p0", "p1"], "in decision order")
+        XCTAssertEqual(door.store.events.map(\.sequence), [1, 2])
+        XCTAssertEqual(door.core.uncommittedCount, 0)
+    }
+
+    func testIfTheHeadFailsNothingBehindItIsCommitted() {
+        var door = DoorHarness(DoorHarness.setup(persons: 3))
+        door.store.refusing = Self.ioError
+        for n in 0 ..< 3 { door.stay(n, seconds: 2) }
+        let attempts = door.store.commitAttempts
+        XCTAssertEqual(door.core.uncommittedCount, 3)
+        door.advance(seconds: 20)
+        XCTAssertGreaterThan(door.store.commitAttempts, attempts, "retried every 5 s")
+        XCTAssertLessThanOrEqual(door.store.commitAttempts - attempts, 5, "not more often than every 5 s")
+        XCTAssertTrue(door.store.events.isEmpty)
+        door.store.refusing = nil
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.map(\.userId), ["p0", "p1", "p2"])
+    }
+
+    func testAPersonWhoseCheckinWaitsIsNotCheckpointedAsPresent() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.store.refusing = DoorCommitTests.full  // checkpoints still work: only events are refused
+        for _ in 0 ..< 130 {  // two checkpoints, one of them durable
+            door.hear(0, rssi: -60)
+            door.hear(1, rssi: -90)
+            door.advance(seconds: 1)
+        }
+        XCTAssertEqual(door.store.record("p1")?.state, .nearby, "the checkpoints ran")
+        XCTAssertEqual(door.state(0), .present)
+        XCTAssertNotEqual(door.store.record("p0")?.state, .present,
+                          "a restart must not find a visit open whose checkin was never stored")
+        door.store.refusing = nil
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin])
+        XCTAssertEqual(door.store.record("p0")?.state, .present)
+    }
+
+    func testAtTheBoundCheckinsAreHeldAndCheckoutsStillQueue() {
+        let count = DoorCommitQueue.maximumHeld + 2
+        var door = DoorHarness(DoorHarness.setup(persons: count))
+        door.store.refusing = Self.full
+        for n in 0 ..< DoorCommitQueue.maximumHeld {
+            door.hear(n, rssi: -60)
+            door.hear(n, rssi: -60)
+        }
+        XCTAssertEqual(door.core.uncommittedCount, DoorCommitQueue.maximumHeld)
+        XCTAssertEqual(door.logged("check-ins held: too many events wait for the store").count, 1)
+        // One more arrives: held, not decided.
+        door.stay(count - 1, seconds: 3)
+        XCTAssertEqual(door.state(count - 1), .nearby)
+        XCTAssertEqual(door.core.uncommittedCount, DoorCommitQueue.maximumHeld)
+        XCTAssertEqual(door.logged("check-ins held: too many events wait for the store").count, 1, "logged once")
+        // Everyone else leaves: their checkouts queue beyond the bound.
+        door.stay(count - 1, seconds: 200)
+        XCTAssertEqual(door.core.uncommittedCount, 2 * DoorCommitQueue.maximumHeld)
+        XCTAssertTrue(door.store.events.isEmpty)
+        // The server takes the backlog: everything in order, then the held person checks in.
+        door.store.refusing = nil
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.count, 2 * DoorCommitQueue.maximumHeld)
+        XCTAssertEqual(door.store.events.first?.type, .checkin)
+        XCTAssertEqual(door.store.events.last?.type, .checkout)
+        XCTAssertEqual(door.logged("check-ins no longer held: the store took the waiting events").count, 1)
+        door.stay(count - 1, seconds: 2)
+        XCTAssertEqual(door.store.events.last?.userId, "p\(count - 1)")
+        XCTAssertEqual(door.store.events.last?.type, .checkin)
+    }
+
+    func testAtShutdownOneLastAttemptAndWhatRemainsIsCounted() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.stay(1, seconds: 2)
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        let attempts = door.store.commitAttempts
+        door.perform(door.core.shutdown(at: door.now))
+        XCTAssertEqual(door.store.commitAttempts, attempts + 1, "one last attempt")
+        door.perform(door.core.shutdownReport())
+        let line = door.logged("events not stored at shutdown: their persons are decided again after the restart")
+        XCTAssertEqual(line.count, 1)
+        XCTAssertEqual(line.first?.level, .error)
+        XCTAssertEqual(line.first.map { Dictionary(uniqueKeysWithValues: Array($0.fields)) }?["count"], "1")
+        door.store.refusing = DoorStoreFailure(message: "full", outboxFull: true)  // records can still be saved
+        door.perform(door.core.saveAll(personIds: ["p0", "p1"]))
+        XCTAssertNil(door.store.record("p0"), "p0's state is not saved without its checkin")
+        XCTAssertEqual(door.store.record("p1")?.state, .present)
+    }
+
+    func testTheLastAttemptAtShutdownCanStillStoreEverything() {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        door.store.refusing = nil
+        door.perform(door.core.shutdown(at: door.now))
+        door.perform(door.core.shutdownReport())
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin])
+        XCTAssertTrue(door.logged("events not stored at shutdown: their persons are decided again after the restart").isEmpty)
+    }
+}
