@@ -252,17 +252,26 @@ def test_heartbeat_failures_are_logged_once_and_never_hold_events_back(gateway_b
                                                                       event_server, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
     event_server.control(heartbeat_status=503)
-    agent = agents(gateway_bin, fleet_config(tmp_path, world, event_server, heartbeat_s=1))
+    config = fleet_config(tmp_path, world, event_server, heartbeat_s=1)
+    # The agent waits for a heartbeat's answer longer than the server holds one below, so
+    # the held heartbeat stays in flight until the server lets it go.
+    config.write_text(config.read_text().replace("timeout_s = 2", "timeout_s = 120"))
+    agent = agents(gateway_bin, config)
     wait_until(lambda: len(heartbeats(event_server)) >= 3, 10, "three refused heartbeats")
     assert len(agent.lines(r"heartbeat failing")) == 1, agent.log()[-2000:]
     wait_until(lambda: delivered(event_server, "checkin") == 1, 20, "the checkin despite the failing heartbeats")
-    # Slow: each heartbeat takes 3 s to answer (beyond timeout_s = 2); the checkout still goes out at once.
-    event_server.control(heartbeat_status=None, heartbeat_delay_ms=3000)
+    # Hanging: the server holds every heartbeat unanswered (until released below; the
+    # agent skips the ones that fall due meanwhile). The checkout decided while one hangs
+    # must reach the server while it still hangs: events never wait for a heartbeat. An
+    # order of events on the server, not a time limit a loaded machine could overrun.
+    event_server.control(heartbeat_status=None, heartbeat_delay_ms=100_000)
+    hanging = wait_until(lambda: event_server.snapshot()["heartbeatsHeld"], 20, "a heartbeat held by the server")
     world.control(f"set-distance {tag_id(0)} off")
-    agent.wait_log(r" checkout ")
-    decided = time.monotonic()
-    wait_until(lambda: delivered(event_server, "checkout") == 1, 3, "the checkout while heartbeats hang")
-    assert time.monotonic() - decided < 3
+    wait_until(lambda: delivered(event_server, "checkout") == 1, 60, "the checkout while a heartbeat hangs")
+    snapshot = event_server.snapshot()
+    checkout = next(key for key, event in snapshot["events"].items() if event.get("type") == "checkout")
+    arrival = next(entry for entry in snapshot["log"] if entry["key"] == checkout)
+    assert hanging[0] in arrival["heartbeatsHeld"], (hanging, arrival)
     assert len(agent.lines(r"heartbeat failing")) == 1, "still one line for one failing state"
     event_server.control(heartbeat_delay_ms=0)
     agent.wait_log(r"heartbeat delivered", timeout=10)
