@@ -8,12 +8,14 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pathlib
 import shutil
 import socket
 import stat
+import statistics
 import subprocess
 import time
 import urllib.request
@@ -93,6 +95,21 @@ def heartbeats(server) -> list[dict]:
     return server.snapshot()["heartbeats"]
 
 
+# sentAt and startedAt are whole milliseconds of the wall clock, which NTP may slew by up
+# to 0.5 ms a second against the monotonic clock the agent's timers run on.
+WALL_CLOCK_SLACK_MS = 2
+
+
+def timestamp_millis(text: str) -> int:
+    """Milliseconds since the epoch of the agent's ISO 8601 UTC timestamps (…T…:…:….mmmZ)."""
+    moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return round(moment.timestamp() * 1000)
+
+
+def sent_millis(body: dict) -> int:
+    return timestamp_millis(body["sentAt"])
+
+
 # MARK: - metrics
 
 def test_metrics_parse_and_agree_with_the_server_and_the_outbox(gateway_bin, world_factory, agents, event_server,
@@ -165,10 +182,14 @@ def test_heartbeats_at_the_interval_with_their_fields_through_a_controller_outag
                                                                                  event_server, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
     config = fleet_config(tmp_path, world, event_server, heartbeat_s=1)
-    started = time.monotonic()
     agent = agents(gateway_bin, config)
-    first = wait_until(lambda: heartbeats(event_server), 5, "the first heartbeat within 5 s")[0]
-    assert first["t"] - started <= 5
+    # The agent's own clocks say when it sent it: the first comes the interval (1 s, being
+    # shorter than 2 s) after the start, always within 5 s (docs/fleet.md). The wait is a
+    # deadline for the harness, not the contract (a loaded machine starts the binary late).
+    first = wait_until(lambda: heartbeats(event_server), 30, "the first heartbeat")[0]
+    since_start_ms = sent_millis(first["body"]) - timestamp_millis(first["body"]["startedAt"])
+    assert 1000 - WALL_CLOCK_SLACK_MS <= since_start_ms <= 5000, first["body"]
+    assert 1 <= first["body"]["uptimeS"] < 5, first["body"]
     assert first["gateway"] == GATEWAY_ID
     headers = first["headers"]
     assert headers["authorization"] == f"Bearer {TOKEN}"
@@ -196,12 +217,21 @@ def test_heartbeats_at_the_interval_with_their_fields_through_a_controller_outag
     assert set(beat["outbox"]) == {"pending", "dead", "oldestPendingS"}
     assert beat["startedAt"] < beat["sentAt"]
 
-    # Arrivals at the interval: consecutive heartbeats about 1 s apart.
+    # At the interval, by the agent's own record (sentAt, uptimeS), not by when the server
+    # happened to receive them: each heartbeat is scheduled one interval after the last was
+    # sent (docs/fleet.md), so no gap is shorter than the interval, and a gap is longer
+    # only by the time the event loop took to run the timer. The median gap must stay
+    # below one and a half intervals: halfway to a multiple of it (a heartbeat skipped, or
+    # the interval doubled), which a late timer now and then does not reach.
     count = len(heartbeats(event_server))
-    wait_until(lambda: len(heartbeats(event_server)) >= count + 3, 10, "three more heartbeats")
-    times = [b["t"] for b in heartbeats(event_server)]
-    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
-    assert all(0.5 <= gap <= 2.5 for gap in gaps), gaps
+    wait_until(lambda: len(heartbeats(event_server)) >= count + 4, 20, "four more heartbeats")
+    bodies = [b["body"] for b in heartbeats(event_server)]
+    sent = [sent_millis(body) for body in bodies]
+    gaps = [later - earlier for earlier, later in zip(sent, sent[1:])]
+    assert all(gap >= 1000 - WALL_CLOCK_SLACK_MS for gap in gaps), gaps
+    uptimes = [body["uptimeS"] for body in bodies]
+    assert all(later >= earlier + 1 for earlier, later in zip(uptimes, uptimes[1:])), uptimes
+    assert statistics.median(gaps) < 1500, gaps
 
     # The controller stops: heartbeats go on and say so; then it is back, one reset counted.
     world.control("stop-controller 3")
@@ -222,17 +252,26 @@ def test_heartbeat_failures_are_logged_once_and_never_hold_events_back(gateway_b
                                                                       event_server, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
     event_server.control(heartbeat_status=503)
-    agent = agents(gateway_bin, fleet_config(tmp_path, world, event_server, heartbeat_s=1))
+    config = fleet_config(tmp_path, world, event_server, heartbeat_s=1)
+    # The agent waits for a heartbeat's answer longer than the server holds one below, so
+    # the held heartbeat stays in flight until the server lets it go.
+    config.write_text(config.read_text().replace("timeout_s = 2", "timeout_s = 120"))
+    agent = agents(gateway_bin, config)
     wait_until(lambda: len(heartbeats(event_server)) >= 3, 10, "three refused heartbeats")
     assert len(agent.lines(r"heartbeat failing")) == 1, agent.log()[-2000:]
     wait_until(lambda: delivered(event_server, "checkin") == 1, 20, "the checkin despite the failing heartbeats")
-    # Slow: each heartbeat takes 3 s to answer (beyond timeout_s = 2); the checkout still goes out at once.
-    event_server.control(heartbeat_status=None, heartbeat_delay_ms=3000)
+    # Hanging: the server holds every heartbeat unanswered (until released below; the
+    # agent skips the ones that fall due meanwhile). The checkout decided while one hangs
+    # must reach the server while it still hangs: events never wait for a heartbeat. An
+    # order of events on the server, not a time limit a loaded machine could overrun.
+    event_server.control(heartbeat_status=None, heartbeat_delay_ms=100_000)
+    hanging = wait_until(lambda: event_server.snapshot()["heartbeatsHeld"], 20, "a heartbeat held by the server")
     world.control(f"set-distance {tag_id(0)} off")
-    agent.wait_log(r" checkout ")
-    decided = time.monotonic()
-    wait_until(lambda: delivered(event_server, "checkout") == 1, 3, "the checkout while heartbeats hang")
-    assert time.monotonic() - decided < 3
+    wait_until(lambda: delivered(event_server, "checkout") == 1, 60, "the checkout while a heartbeat hangs")
+    snapshot = event_server.snapshot()
+    checkout = next(key for key, event in snapshot["events"].items() if event.get("type") == "checkout")
+    arrival = next(entry for entry in snapshot["log"] if entry["key"] == checkout)
+    assert hanging[0] in arrival["heartbeatsHeld"], (hanging, arrival)
     assert len(agent.lines(r"heartbeat failing")) == 1, "still one line for one failing state"
     event_server.control(heartbeat_delay_ms=0)
     agent.wait_log(r"heartbeat delivered", timeout=10)
@@ -291,7 +330,7 @@ def test_hostile_metrics_clients_stall_neither_delivery_nor_heartbeats(gateway_b
     port = free_port()
     agent = agents(gateway_bin, fleet_config(tmp_path, world, event_server, heartbeat_s=1, port=port))
     agent.wait_log(r"serving metrics")
-    wait_until(lambda: heartbeats(event_server), 5, "the first heartbeat")
+    wait_until(lambda: heartbeats(event_server), 30, "the first heartbeat")
 
     # A slow loris, one huge request, and then more connections that never send a byte
     # than the agent serves at once (the surplus is closed at once).

@@ -37,7 +37,8 @@ class Faults:
         self.delay_ms = 0
         self.drop_connections = 0
         self.malformed = 0
-        # Heartbeats only: the status to answer (None: 204) and a delay before answering.
+        # Heartbeats only: the status to answer (None: 204) and a delay before answering
+        # (lowering it releases the heartbeats held at once).
         self.heartbeat_status: int | None = None
         self.heartbeat_delay_ms = 0
         # Roster requests only: a status to answer instead (None: the roster), a delay,
@@ -60,12 +61,18 @@ class State:
         self.requests: dict[str, int] = {}  # key -> POSTs seen (any answer)
         self.log: list[dict] = []  # every POST: key, status, t, userId, sequence
         self.header_problems: list[str] = []
-        # Every heartbeat: t (monotonic), gateway (from the path), headers, body, status.
+        # Every heartbeat once answered: number (in arrival order, from 1), received and t
+        # (monotonic, arrival and answer), gateway (from the path), headers, body, status.
         self.heartbeats: list[dict] = []
         # The roster document served to every gateway (bytes as sent; None: 404), and
         # every roster request: t, gateway, headers, status.
         self.roster: bytes | None = None
         self.roster_requests: list[dict] = []
+        self.heartbeats_received = 0
+        # The numbers of the heartbeats held unanswered right now (each event's log entry
+        # says which were held when it arrived), and their release.
+        self.heartbeats_held: set[int] = set()
+        self.heartbeat_released = threading.Condition(self.lock)
 
     def control(self, command: dict) -> dict:
         f = self.faults
@@ -113,6 +120,7 @@ class State:
                 f.roster_delay_ms = int(command["roster_delay_ms"])
             if "roster_etag" in command:
                 f.roster_etag = bool(command["roster_etag"])
+            self.heartbeat_released.notify_all()
         return {"ok": True}
 
     def snapshot(self) -> dict:
@@ -125,6 +133,7 @@ class State:
                 "headerProblems": list(self.header_problems),
                 "heartbeats": list(self.heartbeats),
                 "rosterRequests": list(self.roster_requests),
+                "heartbeatsHeld": sorted(self.heartbeats_held),
             }
 
 
@@ -204,14 +213,20 @@ class Handler(BaseHTTPRequestHandler):
             parsed = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             parsed = None
-        with self.state.lock:
-            status = self.state.faults.heartbeat_status or 204
-            delay = self.state.faults.heartbeat_delay_ms / 1000.0
-        if delay > 0:
-            time.sleep(delay)
-        with self.state.lock:
-            self.state.heartbeats.append({
-                "t": time.monotonic(), "gateway": gateway, "status": status, "body": parsed,
+        state = self.state
+        with state.lock:
+            status = state.faults.heartbeat_status or 204
+            state.heartbeats_received += 1
+            number = state.heartbeats_received
+            received = time.monotonic()
+            state.heartbeats_held.add(number)
+            # Held for the delay as it stands now: a control command wakes it to look again.
+            while (remaining := received + state.faults.heartbeat_delay_ms / 1000.0 - time.monotonic()) > 0:
+                state.heartbeat_released.wait(remaining)
+            state.heartbeats_held.discard(number)
+            state.heartbeats.append({
+                "number": number, "received": received, "t": time.monotonic(), "gateway": gateway,
+                "status": status, "body": parsed,
                 "headers": {name.lower(): value for name, value in self.headers.items()},
             })
         if status == 204:
@@ -279,6 +294,7 @@ class Handler(BaseHTTPRequestHandler):
         }
         with state.lock:
             f = state.faults
+            entry["heartbeatsHeld"] = sorted(state.heartbeats_held)
             state.requests[key] = state.requests.get(key, 0) + 1
             action = None
             if f.drop_connections > 0:
