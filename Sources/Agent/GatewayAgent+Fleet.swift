@@ -36,9 +36,9 @@ extension GatewayAgent {
     }
 
     /// SIGHUP: new heartbeat settings, a new metrics address or textfile, the persons count.
-    func reloadFleet(_ fresh: GatewayConfiguration) {
+    func reloadFleet(_ fresh: GatewayConfiguration, previous: GatewayConfiguration) {
         fleet.roster = .file(persons: fresh.persons.count)
-        if fresh.metrics != configuration.metrics {
+        if fresh.metrics != previous.metrics {
             stopMetrics()
             startMetrics(fresh.metrics)
         }

@@ -293,13 +293,14 @@ public final class GatewayAgent {
     /// roster from the server (persons whose id remains keep their presence; removed
     /// persons who were present are checked out).
     func apply(_ fresh: GatewayConfiguration) {
+        let previous = configuration
         configuration = fresh
         log.minimumLevel = Severity(fresh.gateway.logLevel)
         let actions = core.reload(GatewayAgent.doorSetup(fresh, appVersion: options.appVersion), at: loop.now)
         if proofs == nil, core.needsConnections, let link { startProofs(link) }
         perform(actions)
         reloadForwarder(fresh)
-        reloadFleet(fresh)
+        reloadFleet(fresh, previous: previous)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }
 }

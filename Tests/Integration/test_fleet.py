@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import shutil
+import signal
 import socket
 import stat
 import statistics
@@ -173,6 +174,25 @@ def test_metrics_answers_only_get_metrics(gateway_bin, world_factory, agents, tm
     assert ask(b"GET /admin HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 404 ")
     assert ask(b"GARBAGE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
     assert ask(b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n").startswith(b"HTTP/1.1 431 ")
+    assert agent.stop() == 0
+
+
+def test_sighup_moves_metrics_to_a_new_address(gateway_bin, world_factory, agents, tmp_path):
+    """A reload that changes `[metrics] listen` serves on the new address and no longer
+    on the old one (the comparison must be with the configuration in force before)."""
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    old_port, new_port = free_port(), free_port()
+    config = fleet_config(tmp_path, world, None, port=old_port)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"serving metrics")
+    scrape(old_port)
+    config.write_text(config.read_text().replace(f"127.0.0.1:{old_port}", f"127.0.0.1:{new_port}"))
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration reloaded")
+    agent.wait_log(rf"serving metrics.*127\.0\.0\.1:{new_port}")
+    scrape(new_port)
+    with pytest.raises(OSError):
+        scrape(old_port)
     assert agent.stop() == 0
 
 
