@@ -32,8 +32,9 @@ public struct PersistedRoster: Hashable, Sendable {
     public func encode() -> [UInt8] {
         func line(_ key: String, _ value: String?) -> String {
             // One line each: a line break in a value would end the header early.
-            let flat = (value ?? "").map { $0 == "\n" || $0 == "\r" ? " " : $0 }
-            return key + " " + String(flat) + "\n"
+            var flat = ""
+            for character in value ?? "" { flat.append(character == "\n" || character == "\r" ? " " : character) }
+            return key + " " + flat + "\n"
         }
         var header = Self.magic + "\n"
         header += line("etag", etag)
