@@ -40,6 +40,20 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertNil(door.state(1))
     }
 
+    func testAReloadThatRenamesTheGatewayChecksOutARemovedPersonUnderTheGatewayOfTheirCheckin() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.stay(1, seconds: 3)
+        var renamed = DoorHarness.setup(persons: 1)
+        renamed.gateway = GatewayIdentity(id: "door-2")
+        door.perform(door.core.reload(renamed, at: door.now))
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin, .checkout])
+        let checkin = door.store.events[0], checkout = door.store.events[1]
+        XCTAssertEqual(checkout.gateway, checkin.gateway, "decided under the configuration of the visit")
+        XCTAssertEqual(checkout.idempotencyKey,
+                       IdempotencyKey.make(personId: "p1", gatewayId: "door-1", type: .checkout,
+                                           visitStartMilliseconds: checkin.visitStartMilliseconds))
+    }
+
     func testAPersonRemovedWhileTheirCheckinWaitsGetsBothEventsInOrderAndTheirRecordGoes() {
         var door = DoorHarness(DoorHarness.setup(persons: 2))
         door.store.refusing = DoorCommitTests.ioError

@@ -118,11 +118,13 @@ extension DoorCore {
     /// (tag indices may have moved), the proof book is kept for tags that remain.
     public mutating func reload(_ setup: DoorSetup, at now: Instant) -> [DoorAction] {
         var actions: [DoorAction] = []
-        // The checkouts of removed persons carry the identities of their old tag indices.
+        // The checkouts of removed persons are decided under the configuration of their
+        // visit: their old tag indices' identities, and the gateway their checkin named
+        // (the idempotency key pairs the two by it).
         let events = presence.reconfigure(settings: setup.settings, persons: setup.persons, at: now)
+        handle(events, at: now, into: &actions)
         gateway = setup.gateway
         appVersion = setup.appVersion
-        handle(events, at: now, into: &actions)
         matcher = TagMatcher(tags: setup.tags)
         identitiesByTagIndex = setup.tags.map(\.identities)
         // Unwanted first: a moved index must not keep the connection of the tag it was.
