@@ -136,6 +136,15 @@ extension GatewayAgent {
             }
         }
         openStoreOrRetry()
+        if !presenceRestored {
+            // A store that could not be opened at start: what it holds is restored now, its
+            // stored visits checked out ahead of what was decided meanwhile (DoorCore.restore).
+            restorePresence()
+        } else if store != nil {
+            // The file may be a fresh one (a corrupt database moved aside): every record
+            // again, so an open visit's record is on disk before a crash could need it.
+            perform(core.saveAll(personIds: configuration.persons.map(\.id)))
+        }
         if store != nil, configuration.server != nil { startForwarder() }
     }
 }

@@ -58,6 +58,9 @@ public final class GatewayAgent {
     @exclusivity(unchecked) var core: DoorCore
     /// Inside a batch of reports (between its first report and `finishIngest`).
     var ingesting = false
+    /// The stored presence was read (at start, or when a store that could not be opened
+    /// at start first opens: GatewayAgent+StoreHealth).
+    var presenceRestored = false
     lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }
     /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
     var storeHealth = StoreHealth()
@@ -99,6 +102,9 @@ public final class GatewayAgent {
             "version": options.appVersion, "gateway": configuration.gateway.id,
             "persons": "\(configuration.persons.count)", "transport": configuration.bluetooth.transport.description,
         ])
+        // Whether the clock is synchronised before anything is decided (the core assumes
+        // it is until told; a Pi without a real-time clock boots unsynchronised).
+        perform(core.observeClock(readClock(), at: loop.now))
         // Without a usable store the door still scans and decides; the store is tried
         // again on a backoff (GatewayAgent+StoreHealth).
         openStoreOrRetry()
@@ -210,8 +216,11 @@ public final class GatewayAgent {
         }
     }
 
+    /// Once, with the first store opened: the stored records go into the core (which keeps
+    /// what it decided meanwhile when the store opened late).
     func restorePresence() {
-        guard let store else { return }
+        guard let store, !presenceRestored else { return }
+        presenceRestored = true
         let stored: [String: [UInt8]]
         do {
             stored = try store.loadPresence()

@@ -40,6 +40,20 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertNil(door.state(1))
     }
 
+    func testAReloadThatRenamesTheGatewayChecksOutARemovedPersonUnderTheGatewayOfTheirCheckin() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.stay(1, seconds: 3)
+        var renamed = DoorHarness.setup(persons: 1)
+        renamed.gateway = GatewayIdentity(id: "door-2")
+        door.perform(door.core.reload(renamed, at: door.now))
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin, .checkout])
+        let checkin = door.store.events[0], checkout = door.store.events[1]
+        XCTAssertEqual(checkout.gateway, checkin.gateway, "decided under the configuration of the visit")
+        XCTAssertEqual(checkout.idempotencyKey,
+                       IdempotencyKey.make(personId: "p1", gatewayId: "door-1", type: .checkout,
+                                           visitStartMilliseconds: checkin.visitStartMilliseconds))
+    }
+
     func testAPersonRemovedWhileTheirCheckinWaitsGetsBothEventsInOrderAndTheirRecordGoes() {
         var door = DoorHarness(DoorHarness.setup(persons: 2))
         door.store.refusing = DoorCommitTests.ioError
@@ -76,6 +90,38 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertEqual(second.state(0), .present)
     }
 
+    func testAStoreThatOpensLateChecksOutTheStoredVisitsAheadOfWhatWasDecidedMeanwhile() {
+        var first = DoorHarness(DoorHarness.setup(persons: 3))
+        for n in 0 ..< 3 { first.stay(n, seconds: 3) }
+        first.perform(first.core.saveAll(personIds: ["p0", "p1", "p2"]))
+        let stored = first.store.records
+        let visitStarts = first.store.events.map(\.visitStartMilliseconds)
+        // Restarted with p2 removed, and the store cannot be opened (a lock, a read-only
+        // mount): the door runs on without it, nothing restored yet.
+        var store = first.store
+        store.refusing = DoorCommitTests.ioError
+        var second = DoorHarness(DoorHarness.setup(persons: 2), store: store, restoring: false)
+        second.advance(seconds: 30)  // (the second run's clock past the first's)
+        second.stay(0, seconds: 3)  // p0 is back; the engine knows nothing of their open visit
+        XCTAssertEqual(second.core.uncommittedCount, 1)
+        // The store opens: what it holds is restored, then the waiting events go.
+        second.store.refusing = nil
+        second.perform(second.core.restore(stored: stored, at: second.now, clock: second.clock))
+        second.perform(second.core.retryCommits(at: second.now))
+        let decided = second.store.events.dropFirst(3)
+        XCTAssertEqual(decided.map { "\($0.type.rawValue) \($0.userId)" }, ["checkout p2", "checkout p0", "checkin p0"],
+                       "the stored visits end before anything of this run")
+        XCTAssertEqual(decided.dropFirst().first?.visitStartMilliseconds, visitStarts[0], "p0's stored visit is checked out")
+        XCTAssertEqual(second.state(0), .present, "what was decided meanwhile stands")
+        XCTAssertEqual(second.store.record("p0")?.state, .present)
+        XCTAssertNil(second.store.record("p2"))
+        XCTAssertEqual(second.state(1), .unconfirmed, "p1, not heard meanwhile, is restored as at a start")
+        second.advance(seconds: 200)
+        let p1Checkout = second.store.events.first { $0.type == .checkout && $0.userId == "p1" }
+        XCTAssertEqual(p1Checkout?.visitStartMilliseconds, visitStarts[1], "p1's visit ends with its own checkout")
+        XCTAssertEqual(second.store.events(.checkin).count, 4, "no second checkin for a restored visit")
+    }
+
     func testARefusedCheckoutOfARemovedPersonIsKeptAndRetried() {
         var first = DoorHarness(DoorHarness.setup(persons: 2))
         first.stay(1, seconds: 3)
@@ -104,6 +150,35 @@ final class DoorPresenceTests: XCTestCase {
         door.advance(seconds: 300)
         let checkout = door.store.events.first { $0.type == .checkout && $0.userId == "p0" }
         XCTAssertEqual(checkout?.visitStartMilliseconds, start, "the checkout pairs with its checkin")
+    }
+
+    func testACheckoutDecidedByATimerFollowsAWallClockStepBetweenHousekeepingTicks() {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.stay(0, seconds: 3)
+        // Last heard at 3 s: UNCONFIRMED at 13 s, the checkout at 193 s; housekeeping
+        // runs at 191 s and 196 s, so the leave timer's tick is not one of them.
+        door.advance(seconds: 192.5 - 4)
+        door.wall += 3_600_000  // NTP's first sync steps the clock an hour ahead
+        door.advance(seconds: 1)
+        let checkout = door.store.events.first { $0.type == .checkout }
+        XCTAssertNotNil(checkout)
+        XCTAssertEqual(checkout?.decidedAtMilliseconds ?? 0, door.wall - 500, accuracy: 100,
+                       "the tick that decides it reads the clock; it must not wait for the next housekeeping")
+        XCTAssertEqual(door.logged("wall clock stepped").count, 1)
+    }
+
+    func testAnEventDecidedAtTheRestoreSaysTheClockIsUnsynchronisedWhenTheReadingSaysSo() {
+        var first = DoorHarness(DoorHarness.setup(persons: 2))
+        first.stay(1, seconds: 3)
+        first.perform(first.core.saveAll(personIds: ["p0", "p1"]))
+        // Restarted on a Pi without a real-time clock (not synchronised yet), p1 removed.
+        let second = DoorHarness(DoorHarness.setup(persons: 1), stored: first.store.records, store: first.store,
+                                 synchronised: false)
+        let checkout = second.store.events.last
+        XCTAssertEqual(checkout?.type, .checkout)
+        XCTAssertEqual(checkout?.userId, "p1")
+        XCTAssertEqual(checkout?.clockSynced, false, "the restore's reading says the clock is not synchronised")
+        XCTAssertEqual(second.logged("system clock not synchronised; events carry clockSynced=false until it is").count, 1)
     }
 
     func testEventsDecidedOnAnUnsynchronisedClockSaySo() {

@@ -103,10 +103,15 @@ struct DoorHarness {
 
     static func address(_ n: Int) -> BluetoothAddress { BluetoothAddress(rawValue: 0x00_1B_DC_00_00_00 | UInt64(n)) }
 
-    init(_ setup: DoorSetup, stored: [String: [UInt8]] = [:], store: FakeDoorStore = FakeDoorStore()) {
+    /// `synchronised`: what the kernel says at the restore (the core is built assuming it is,
+    /// as the agent builds it before it reads the clock). `restoring: false`: the store could
+    /// not be opened at start, so nothing is restored (yet).
+    init(_ setup: DoorSetup, stored: [String: [UInt8]] = [:], store: FakeDoorStore = FakeDoorStore(), synchronised: Bool = true,
+         restoring: Bool = true) {
         core = DoorCore(setup: setup, now: now, clock: WallClockReading(wallMilliseconds: wall, synchronised: true))
         self.store = store
-        perform(core.restore(stored: stored, at: now, clock: clock))
+        self.synchronised = synchronised
+        if restoring { perform(core.restore(stored: stored, at: now, clock: clock)) }
     }
 
     var clock: WallClockReading { WallClockReading(wallMilliseconds: wall, synchronised: synchronised) }

@@ -197,6 +197,37 @@ def test_a_read_only_file_system_at_start_keeps_the_door_running_until_it_is_wri
 
 
 @needs_root
+def test_a_visit_open_at_a_restart_without_a_store_gets_its_checkout_before_a_new_checkin(
+        gateway_bin, world_factory, agents, tmp_path, tmpfs_state):
+    """The store holds u_01's open visit, but cannot be opened at the restart: when it opens,
+    that visit is checked out before anything decided meanwhile (docs/presence.md)."""
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    first = agents(gateway_bin, config)
+    first.wait_log(r"controller up")
+    world.control(f"set-distance {tag_id(0)} 1.0")
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", first)
+    assert first.stop() == 0  # u_01 still at the door: the visit is open in the store
+
+    remount(tmpfs_state, "ro")
+    agent = agents(gateway_bin, config)
+    agent.wait_log(TROUBLE_LINE)
+    agent.wait_log(r"controller up")
+    agent.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=PRESENT")
+    remount(tmpfs_state, "rw")
+    agent.wait_log(RECOVERED_LINE, timeout=40)
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config,
+                     lambda rows: count(rows, "checkout") >= 1 and count(rows, "checkout") == count(rows, "checkin"),
+                     40, "a checkout for every checkin", agent)
+    kinds = [row["type"] for row in rows]
+    assert kinds == ["checkin", "checkout"] * (len(kinds) // 2), f"never a second checkin of an open visit: {events_of(rows)}"
+    for checkin, checkout in zip(rows[::2], rows[1::2]):
+        assert checkin["event"]["visitStart"] == checkout["event"]["visitStart"], events_of(rows)
+    assert agent.stop() == 0
+
+
+@needs_root
 def test_a_full_disk_holds_the_events_until_space_is_freed(gateway_bin, world_factory, agents, tmp_path, tmpfs_state):
     world = away_world(world_factory)
     config = write_config(tmp_path, world.transport, [0], log_level="debug")

@@ -55,6 +55,18 @@ struct DoorCommitQueue: Sendable {
         if item.event.type != .checkout { heldCount += 1 }
     }
 
+    /// Events decided before everything queued (a stored visit's checkout found when the
+    /// store first opens). Never while a batch is out: its count is the queue's head.
+    mutating func prepend(_ earlier: [DoorPendingEvent]) {
+        precondition(inFlight == 0 || earlier.isEmpty, "a batch is out: its items are the head of the queue")
+        guard !earlier.isEmpty else { return }
+        items.insert(contentsOf: earlier, at: 0)
+        for item in earlier {
+            waitingByPerson[item.event.userId, default: 0] += 1
+            if item.event.type != .checkout { heldCount += 1 }
+        }
+    }
+
     /// Removes the first `count` items (stored) and returns them.
     mutating func removeFirst(_ count: Int) -> ArraySlice<DoorPendingEvent> {
         let done = items[..<count]

@@ -35,7 +35,7 @@ public struct DoorCore: Sendable {
     public internal(set) var counters = Counters()
     /// Inside a batch of reports (between `beginReports` and `endReports`).
     var inBatch = false
-    /// When the periodic work (retries, the wall clock) and the checkpoint are next due.
+    /// When the periodic work (retries) and the checkpoint are next due.
     var nextHousekeeping: Instant
     var nextCheckpoint: Instant
 
@@ -47,7 +47,8 @@ public struct DoorCore: Sendable {
         public var commitFailures = 0
     }
 
-    /// Failed commits are retried, and the wall clock looked at, this often (monotonic).
+    /// Failed commits are retried this often (monotonic); the timer also fires this often,
+    /// so the wall clock is looked at at least as often.
     public static let housekeepingInterval: Duration = .seconds(5)
     /// Presence checkpoints besides the saves that come with events (docs/presence.md).
     public static let checkpointInterval: Duration = .seconds(60)
@@ -139,11 +140,13 @@ public struct DoorCore: Sendable {
     // MARK: Time
 
     /// The timer: presence deadlines, retries of refused events, the wall clock, checkpoints.
+    /// The clock is followed at every tick, not only at housekeeping: a leave timer's
+    /// checkout must carry the time (and synchronisation) of now, not of up to 5 s ago.
     public mutating func tick(at now: Instant, clock: WallClockReading) -> [DoorAction] {
         var actions: [DoorAction] = []
+        followClock(clock, at: now, into: &actions)
         if now >= nextHousekeeping {
             nextHousekeeping = now + Self.housekeepingInterval
-            followClock(clock, at: now, into: &actions)
             retry(at: now, into: &actions)
         }
         handle(presence.advance(to: now), at: now, into: &actions)
