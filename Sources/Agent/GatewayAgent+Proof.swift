@@ -3,6 +3,7 @@ import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 
 /// The connection and proof drivers of the door agent (see docs/proof-protocol.md,
 /// docs/persistent-connect.md). What they do is the core's decision (`DoorCore+Proof`):

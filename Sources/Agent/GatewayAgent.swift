@@ -7,6 +7,7 @@ import GatewayCore
 import HCI
 import HCITransport
 import Host
+import HostDrivers
 import Journal
 import Forwarder
 import LEDs

@@ -1,9 +1,9 @@
-import Agent
 import Config
 import EventLoop
 import HCI
 import HCITransport
 import Host
+import HostDrivers
 import Journal
 
 /// The controller `scan`, `calibrate` and `prove` talk to: the transport a spec names,

@@ -1,10 +1,10 @@
-import Agent
 import ArgumentParser
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 import Journal
 
 /// `beacon-gateway calibrate TAG`: RSSI statistics of one tag while the installer stands

@@ -1,9 +1,9 @@
-import Agent
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 import Journal
 
 /// The loop behind `beacon-gateway prove`: scan until the tag is heard, connect through

@@ -1,13 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Agent
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import HCITransport
 import Host
+import HostDrivers
 import Journal
 import Presentation
 

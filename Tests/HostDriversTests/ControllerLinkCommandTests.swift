@@ -3,7 +3,7 @@ import HCI
 import HCITransport
 import Host
 import XCTest
-@testable import Agent
+@testable import HostDrivers
 
 /// A transport that is its own controller, in memory: every command is answered at once
 /// with success (Command Complete of zeroed return parameters, or Command Status), unless
