@@ -10,7 +10,7 @@ import PackageDescription
 //   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
-//   Config         TOML configuration and its validation, into the core's and LEDs' own types
+//   Config         TOML configuration and its validation, into the host's, core's and LEDs' own types
 //   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
 //   Journal        log lines for the journal, sd_notify
@@ -55,7 +55,7 @@ let package = Package(
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCI", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", "Host", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.

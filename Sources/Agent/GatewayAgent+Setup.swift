@@ -45,14 +45,6 @@ extension GatewayAgent {
                          settings: settings, persons: persons, tags: tags, connectionTags: connectionTags(configuration))
     }
 
-    static func scanSettings(_ configuration: GatewayConfiguration) -> ScanSettings {
-        ScanSettings(
-            mode: configuration.bluetooth.scan == .active ? .active : .passive,
-            tagIntervalMs: configuration.bluetooth.tagIntervalMilliseconds,
-            dutyOverride: configuration.bluetooth.scanDuty
-        )
-    }
-
     /// Errors retrying cannot fix. A missing adapter is retried: a USB dongle may be
     /// plugged in later, and systemd would only restart us into the same state.
     static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {

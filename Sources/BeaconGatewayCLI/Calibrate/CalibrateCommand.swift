@@ -53,7 +53,7 @@ struct CalibrateCommand: ParsableCommand {
         let session = CalibrationSession(
             transport: spec,
             tag: ConfiguredTag(tagId: configuredTag.id, personId: person.id, identities: configuredTag.identities),
-            scan: ControllerSession.scanSettings(configuration: configuration),
+            scan: configuration.bluetooth.scanSettings(),
             seconds: seconds
         )
         switch session.run() {

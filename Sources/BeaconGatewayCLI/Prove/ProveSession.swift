@@ -73,7 +73,7 @@ final class ProveSession {
         let controller: ControllerSession
         do {
             controller = try ControllerSession(
-                loop: loop, spec: transport, scan: ControllerSession.scanSettings(configuration: configuration),
+                loop: loop, spec: transport, scan: configuration.bluetooth.scanSettings(),
                 isPermanent: { error in ScanSession.isPermanent(error, replay: false) }
             )
         } catch {
