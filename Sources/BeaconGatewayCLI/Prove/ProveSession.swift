@@ -22,10 +22,7 @@ final class ProveSession {
             personId = person.id
             identities = tag.identities
             key = configuration.proofKey(for: tag)
-            for case .address(let address) in tag.identities {
-                configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
-                break
-            }
+            configuredPeer = tag.configuredConnectPeer
         }
     }
 

@@ -220,7 +220,7 @@ final class ScanSession {
     /// service keeps retrying both instead, since a dongle or the adapter may come free.
     static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
         switch error {
-        case .invalidSpec, .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked, .userChannelTaken,
+        case .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked, .userChannelTaken,
              .unsupportedBaudRate, .serialFlowControlUnsupported, .replayFile, .corruptReplayFile,
              .captureFile, .hostNotFound:
             return true
