@@ -10,11 +10,13 @@ import PackageDescription
 //   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
-//   Config         TOML configuration and its validation, into the core's and LEDs' own types
+//   Config         TOML configuration and its validation, into the host's, core's and LEDs' own types
 //   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
 //   Journal        log lines for the journal, sd_notify
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
+//   HostDrivers    the controller on the loop: ControllerSession, ControllerLink, the connect,
+//                  data-path and proof drivers (used by `run` and the controller commands)
 //   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
@@ -53,7 +55,7 @@ let package = Package(
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCI", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", "Host", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
@@ -68,15 +70,23 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux"], path: "Sources/Fleet"),
         .target(
+            name: "HostDrivers",
+            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal"],
+            path: "Sources/HostDrivers"
+        ),
+        .target(
             name: "Agent",
-            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet"],
+            dependencies: [
+                "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
+                "HostDrivers",
+            ],
             path: "Sources/Agent"
         ),
         .executableTarget(
             name: "BeaconGatewayCLI",
             dependencies: [
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
-                "Store", "Forwarder", "LEDs", "Journal", "Fleet", "Agent",
+                "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"
@@ -108,6 +118,7 @@ let package = Package(
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
+        .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers"], path: "Tests/HostDriversTests"),
         .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
     ]
 )

@@ -3,6 +3,7 @@ import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 import Journal
 
 /// The gateway as the door's own beacon: whenever the host reaches `.scanning` (at

@@ -66,8 +66,7 @@ extension GatewayAgent {
     // MARK: LEDs
 
     func startLEDs() {
-        guard let leds = configuration.leds else { return }
-        let wiring = LEDWiring(chip: leds.chip, green: leds.green, amber: leds.amber, red: leds.red, activeLow: leds.activeLow)
+        guard let wiring = configuration.leds else { return }
         do {
             let lines = try GPIOLines(wiring: wiring)
             let driver = LEDDriver(loop: loop, output: lines)

@@ -3,6 +3,7 @@ import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 
 /// The connection and proof drivers of the door agent (see docs/proof-protocol.md,
 /// docs/persistent-connect.md). What they do is the core's decision (`DoorCore+Proof`):
@@ -24,7 +25,6 @@ extension GatewayAgent {
     /// tag without a key (none of its own, no master key) cannot prove: it has no key here
     /// and is only connected to if it is tracked by its connection.
     static func connectionTags(_ configuration: GatewayConfiguration) -> [Int: DoorConnectionTag] {
-        let master = configuration.security.masterKey.flatMap { MasterKey(bytes: $0) }
         var result: [Int: DoorConnectionTag] = [:]
         var index = 0
         for person in configuration.persons {
@@ -32,15 +32,9 @@ extension GatewayAgent {
                 defer { index += 1 }
                 let tracked = tag.track == .connection
                 guard person.requireProof || tracked else { continue }
-                let key = tag.key.flatMap { TagKey(bytes: $0) } ?? master.map { TagKey.derive(masterKey: $0, tagId: tag.id) }
-                var peer: ConnectPeer?
-                for case .address(let address) in tag.identities {
-                    // A guess until the tag is heard: static random addresses have 0b11 on top.
-                    peer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
-                    break
-                }
                 result[index] = DoorConnectionTag(tagId: tag.id, personId: person.id, requireProof: person.requireProof,
-                                                  tracked: tracked, key: key, configuredPeer: peer)
+                                                  tracked: tracked, key: configuration.proofKey(for: tag),
+                                                  configuredPeer: tag.configuredConnectPeer)
             }
         }
         return result

@@ -1,7 +1,6 @@
 import Config
 import GatewayCore
 import HCITransport
-import Host
 import Journal
 import Store
 
@@ -35,29 +34,16 @@ extension GatewayAgent {
             }
             persons.append(PresencePerson(id: person.id, requireProof: person.requireProof, tags: presenceTags))
         }
-        let p = configuration.presence
-        let settings = PresenceSettings(
-            enterRSSI: p.enterRSSI, exitRSSI: p.exitRSSI, window: p.window, minSamples: p.minSamples,
-            lostAfter: p.lostAfter, leaveAfter: p.leaveAfter, awayAfter: p.awayAfter, proofTTL: p.proofTTL
-        )
         let g = configuration.gateway
         return DoorSetup(gateway: GatewayIdentity(id: g.id, site: g.site, door: g.door), appVersion: appVersion,
-                         settings: settings, persons: persons, tags: tags, connectionTags: connectionTags(configuration))
-    }
-
-    static func scanSettings(_ configuration: GatewayConfiguration) -> ScanSettings {
-        ScanSettings(
-            mode: configuration.bluetooth.scan == .active ? .active : .passive,
-            tagIntervalMs: configuration.bluetooth.tagIntervalMilliseconds,
-            dutyOverride: configuration.bluetooth.scanDuty
-        )
+                         settings: configuration.presence, persons: persons, tags: tags, connectionTags: connectionTags(configuration))
     }
 
     /// Errors retrying cannot fix. A missing adapter is retried: a USB dongle may be
     /// plugged in later, and systemd would only restart us into the same state.
     static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
         switch error {
-        case .invalidSpec, .bluetoothUnsupported, .permissionDenied, .unsupportedBaudRate,
+        case .bluetoothUnsupported, .permissionDenied, .unsupportedBaudRate,
              .serialFlowControlUnsupported, .replayFile, .corruptReplayFile, .captureFile:
             return true
         default:

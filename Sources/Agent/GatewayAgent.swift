@@ -7,6 +7,7 @@ import GatewayCore
 import HCI
 import HCITransport
 import Host
+import HostDrivers
 import Journal
 import Forwarder
 import LEDs
@@ -115,18 +116,16 @@ public final class GatewayAgent {
         startFleet()
 
         let spec = configuration.bluetooth.transport
-        let transport: any HCITransport
+        let isReplay: Bool = if case .btsnoop = spec { true } else { false }
+        let link: ControllerLink
         do {
-            transport = try makeTransport(spec, capturePath: options.capturePath)
+            link = try ControllerSession(
+                loop: loop, spec: spec, capturePath: options.capturePath, scan: configuration.bluetooth.scanSettings(),
+                isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
+            ).link
         } catch {
             return .failed(error.message)
         }
-        let isReplay: Bool = if case .btsnoop = spec { true } else { false }
-        let link = ControllerLink(
-            loop: loop, transport: transport,
-            configuration: HostConfiguration(scan: GatewayAgent.scanSettings(configuration)),
-            isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
-        )
         // 40 ms more per report are nothing to presence (decisions take seconds); a
         // conversation (commands, a proof) is read at once (see `TransportDriver`); and a
         // busy door then wakes the agent 25 times a second instead of once per report:

@@ -6,12 +6,6 @@ import HCI
 /// Why a transport could not open, send or receive — each case with a message that names
 /// the cause and says what the person at the door can do about it.
 public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The `--transport` / `[bluetooth] transport` string is not one of the valid forms.
-    /// Parsing now throws `TransportSpecError` (in HCI, so the configuration need not link
-    /// the transports); this case stays only while the agent's list of permanent errors
-    /// names it, and goes with that list.
-    case invalidSpec(String, reason: String)
-
     // hciN (HCI_CHANNEL_USER)
     case bluetoothUnsupported
     case noSuchAdapter(index: Int)
@@ -54,8 +48,6 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
     /// One sentence or two for a log line or the terminal: cause first, then the remedy.
     public var message: String {
         switch self {
-        case .invalidSpec(let spec, let reason):
-            TransportSpecError.invalid(spec, reason: reason).description
         case .bluetoothUnsupported:
             "this kernel has no Bluetooth support (AF_BLUETOOTH): use a kernel with CONFIG_BT, "
                 + "or reach a controller with tcp:HOST:PORT or serial:PATH instead"

@@ -1,10 +1,10 @@
-import Agent
 import ArgumentParser
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 import Journal
 
 /// `beacon-gateway calibrate TAG`: RSSI statistics of one tag while the installer stands
@@ -53,7 +53,7 @@ struct CalibrateCommand: ParsableCommand {
         let session = CalibrationSession(
             transport: spec,
             tag: ConfiguredTag(tagId: configuredTag.id, personId: person.id, identities: configuredTag.identities),
-            scan: ControllerSession.scanSettings(configuration: configuration),
+            scan: configuration.bluetooth.scanSettings(),
             seconds: seconds
         )
         switch session.run() {

@@ -1,8 +1,8 @@
-import Agent
 import ArgumentParser
 import Config
 import GatewayCore
 import HCITransport
+import HostDrivers
 import Journal
 
 /// `beacon-gateway prove TAG`: one handshake (see docs/proof-protocol.md) against a configured tag, with the

@@ -1,9 +1,9 @@
-import Agent
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import Host
+import HostDrivers
 import Journal
 
 /// The loop behind `beacon-gateway prove`: scan until the tag is heard, connect through
@@ -22,10 +22,7 @@ final class ProveSession {
             personId = person.id
             identities = tag.identities
             key = configuration.proofKey(for: tag)
-            for case .address(let address) in tag.identities {
-                configuredPeer = ConnectPeer(address: address, addressType: AddressType.guess(for: address))
-                break
-            }
+            configuredPeer = tag.configuredConnectPeer
         }
     }
 
@@ -73,7 +70,7 @@ final class ProveSession {
         let controller: ControllerSession
         do {
             controller = try ControllerSession(
-                loop: loop, spec: transport, scan: ControllerSession.scanSettings(configuration: configuration),
+                loop: loop, spec: transport, scan: configuration.bluetooth.scanSettings(),
                 isPermanent: { error in ScanSession.isPermanent(error, replay: false) }
             )
         } catch {

@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import GatewayCore
 import HCITransport
+import Host
 import Journal
 
 /// `beacon-gateway scan`: a live view of every advertiser the controller hears.
@@ -59,7 +60,8 @@ struct ScanCommand: ParsableCommand {
             seconds: seconds,
             output: json ? .json : (isTerminal(1) ? .liveTable : .finalTable),
             capturePath: capture,
-            scan: ControllerSession.scanSettings(configuration: configuration, active: active, duty: duty),
+            scan: configuration?.bluetooth.scanSettings(active: active, duty: duty)
+                ?? ScanSettings(mode: active ? .active : .passive, dutyOverride: duty),
             tags: configuration.map(ScanSession.configuredTags) ?? []
         )
         let session = ScanSession(options: options)

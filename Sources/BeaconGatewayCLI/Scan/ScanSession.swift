@@ -1,13 +1,13 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Agent
 import Config
 import EventLoop
 import GatewayCore
 import HCI
 import HCITransport
 import Host
+import HostDrivers
 import Journal
 import Presentation
 
@@ -220,7 +220,7 @@ final class ScanSession {
     /// service keeps retrying both instead, since a dongle or the adapter may come free.
     static func isPermanent(_ error: TransportError, replay: Bool) -> Bool {
         switch error {
-        case .invalidSpec, .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked, .userChannelTaken,
+        case .bluetoothUnsupported, .noSuchAdapter, .permissionDenied, .rfkillBlocked, .userChannelTaken,
              .unsupportedBaudRate, .serialFlowControlUnsupported, .replayFile, .corruptReplayFile,
              .captureFile, .hostNotFound:
             return true

@@ -3,7 +3,7 @@ import HCI
 import HCITransport
 import Host
 import XCTest
-@testable import Agent
+@testable import HostDrivers
 
 /// A transport that is its own controller, in memory: every command is answered at once
 /// with success (Command Complete of zeroed return parameters, or Command Status), unless
@@ -68,8 +68,11 @@ private final class AnsweringTransport: HCITransport {
 }
 
 /// Every command submitted through the link ends in exactly one call of its completion.
+/// On virtual time: the host's own command timeout and recovery backoff hold, and the
+/// tests that wait for them take no real time.
 final class ControllerLinkCommandTests: XCTestCase {
-    private var loop: EventLoop!
+    private var virtual: VirtualEventLoop!
+    private var loop: EventLoop { virtual.loop }
     private var transport: AnsweringTransport!
     private var link: ControllerLink!
     private var states: [HostState] = []
@@ -77,18 +80,9 @@ final class ControllerLinkCommandTests: XCTestCase {
     private var stopWhenScanning = false
 
     override func setUp() {
-        makeLink(commandTimeout: .seconds(2))
-    }
-
-    /// A recovery waits only 10 ms before the next reset, so the tests that reset run fast.
-    private func makeLink(commandTimeout: Duration) {
-        link?.stop()
-        loop = EventLoop()
+        virtual = VirtualEventLoop()
         transport = AnsweringTransport()
-        link = ControllerLink(
-            loop: loop, transport: transport,
-            configuration: HostConfiguration(commandTimeout: commandTimeout, backoff: [.milliseconds(10)]),
-            isPermanent: { _ in false })
+        link = ControllerLink(loop: loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
         states = []
         link.stateChangeListeners.add { [unowned self] state in
             self.states.append(state)
@@ -100,11 +94,12 @@ final class ControllerLinkCommandTests: XCTestCase {
         link.stop()
         link = nil
         transport = nil
-        loop = nil
+        virtual = nil
     }
 
-    /// Runs the loop until something stops it; a bound for a broken link, not a
-    /// synchronisation (the test fails if it is what stopped the loop).
+    /// Runs the loop (on virtual time: it jumps from timer to timer) until something stops
+    /// it; a bound for a broken link, not a synchronisation (the test fails if it is what
+    /// stopped the loop).
     private func runLoop(file: StaticString = #filePath, line: UInt = #line) throws {
         var bounded = false
         let bound = loop.schedule(after: .seconds(30)) { [unowned self] in
@@ -155,12 +150,14 @@ final class ControllerLinkCommandTests: XCTestCase {
     }
 
     func testNoAnswerCompletesAsTimedOut() throws {
-        makeLink(commandTimeout: .milliseconds(50))
         try startScanning()
         transport.silentOpcodes = [.readRSSI]
+        let submitted = loop.now
         let outcomes = try finish(ReadRSSICommand(connectionHandle: 0x40), recoverOnTimeout: false)
         guard outcomes.count == 1, case .timedOut = outcomes[0] else { return XCTFail("\(outcomes)") }
+        XCTAssertEqual(loop.now - submitted, HostConfiguration().commandTimeout, "timed out at the host's command timeout")
         XCTAssertEqual(link.unfinishedCommandCount, 0)
+        XCTAssertTrue(link.host.isControllerAnswering, "without recoverOnTimeout the controller is not reset")
     }
 
     func testACommandTheHostDoesNotTakeCompletesAtOnce() {

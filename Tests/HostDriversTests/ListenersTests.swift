@@ -1,5 +1,5 @@
 import XCTest
-@testable import Agent
+@testable import HostDrivers
 
 final class ListenersTests: XCTestCase {
     func testListenersAreToldInTheOrderTheyRegistered() {

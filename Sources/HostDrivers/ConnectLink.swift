@@ -1,5 +1,4 @@
 import EventLoop
-import GatewayCore
 import HCI
 import Host
 

@@ -1,28 +1,27 @@
-import Agent
-import Config
 import EventLoop
 import HCI
 import HCITransport
 import Host
 import Journal
 
-/// The controller `scan`, `calibrate` and `prove` talk to: the transport a spec names,
-/// opened through one `ControllerLink` on the command's event loop, and the run every such
-/// command makes of it — stop on SIGINT/SIGTERM or after a time limit, then stop the link
-/// and wait until the adapter is handed back. The commands only add what they do with
-/// the reports.
-final class ControllerSession {
-    let loop: EventLoop
-    let spec: TransportSpec
-    let transport: any HCITransport
-    let link: ControllerLink
+/// The controller a command talks to: the transport a spec names, opened through one
+/// `ControllerLink` on the command's event loop. Every command that drives a controller
+/// (`run`, `scan`, `calibrate`, `prove`) builds it here. `scan`, `calibrate` and `prove`
+/// also use its `run`: stop on SIGINT/SIGTERM or after a time limit, then stop the link
+/// and wait until the adapter is handed back; `run` has signals and a shutdown of its own.
+public final class ControllerSession {
+    public let loop: EventLoop
+    public let spec: TransportSpec
+    public let transport: any HCITransport
+    public let link: ControllerLink
 
-    /// Opens nothing yet: the link opens the transport when `run` starts it.
+    /// Opens nothing yet: the link opens the transport when it is started (`run`, or the
+    /// agent's `link.start()`).
     /// - Parameters:
     ///   - capturePath: `--capture FILE`: every packet both ways is written there.
     ///   - isPermanent: transport errors not worth reopening for; the link gives up on them.
-    init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
-         isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
+    public init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
+                isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
         self.loop = loop
         self.spec = spec
         transport = try makeTransport(spec, capturePath: capturePath)
@@ -34,7 +33,7 @@ final class ControllerSession {
     /// running out, or the command itself. Returns only once the adapter is handed back;
     /// the result says why the run failed, if it did (the signals could not be handled, or
     /// the loop broke).
-    func run(limit: Duration?, log: LogSink) -> String? {
+    public func run(limit: Duration?, log: LogSink) -> String? {
         do {
             try loop.onSignal(.interrupt) { [unowned self] in self.loop.stop() }
             try loop.onSignal(.terminate) { [unowned self] in self.loop.stop() }
@@ -55,17 +54,5 @@ final class ControllerSession {
         link.waitForHandBack(log: log)
         loop.stopHandlingSignals()
         return failure
-    }
-
-    /// `[bluetooth]` as the host scans: `--active` and `--duty` override the configuration,
-    /// and without one the host's defaults hold.
-    static func scanSettings(configuration: GatewayConfiguration?, active: Bool = false, duty: Double? = nil) -> ScanSettings {
-        let bluetooth = configuration?.bluetooth
-        let mode: ScanSettings.Mode = active || bluetooth?.scan == .active ? .active : .passive
-        return ScanSettings(
-            mode: mode,
-            tagIntervalMs: bluetooth?.tagIntervalMilliseconds ?? ScanSettings().tagIntervalMs,
-            dutyOverride: duty ?? bluetooth?.scanDuty
-        )
     }
 }

@@ -1,5 +1,5 @@
-import Agent
 import EventLoop
+import HostDrivers
 import XCTest
 
 final class ReplayTimelineTests: XCTestCase {
