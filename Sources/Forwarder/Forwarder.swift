@@ -13,8 +13,9 @@ import Store
 ///   is sent again under the same key (the server answers 200).
 /// - The store is polled for other processes' changes (`outbox retry-dead`, events
 ///   committed elsewhere), so nothing waits for a kick that never comes.
-/// - Retries wait on the monotonic clock (``RetrySchedule``): a stepped wall clock moves
-///   no retry. When the store cannot record outcomes, store work pauses with its own
+/// - What goes next is chosen in memory (``DeliveryQueue``), at a cost that does not grow
+///   with the backlog. Retries wait on the monotonic clock: a stepped wall clock moves no
+///   retry. When the store cannot record outcomes, store work pauses with its own
 ///   backoff (``StoreOutage``) instead of re-sending the same events at once.
 public final class Forwarder {
     public private(set) var configuration: ForwarderConfiguration
@@ -31,8 +32,10 @@ public final class Forwarder {
     }
 
     private var inFlight: [UInt64: InFlight] = [:]
-    private var inFlightPersons: Set<String> = []
-    private var retries = RetrySchedule()
+    private var queue = DeliveryQueue()
+    /// Whether the pending events are to be read from the first (at start, and after
+    /// another process changed the outbox) rather than from the newest one seen.
+    private var rereadPending = true
     private var storeOutage = StoreOutage()
     private var wakeTimer: EventLoop.TimerHandle?
     private var wakeDeadline: Instant?
@@ -85,6 +88,7 @@ public final class Forwarder {
     public func start() {
         guard !running else { return }
         running = true
+        rereadPending = true
         schedulePoll()
         prune()
         pump()
@@ -95,8 +99,8 @@ public final class Forwarder {
     public func stop() {
         running = false
         transfers.cancelAll()
+        for flight in inFlight.values { queue.ended(personId: flight.entry.personId) }
         inFlight.removeAll()
-        inFlightPersons.removeAll()
         if let wakeTimer { loop.cancel(wakeTimer) }
         if let pollTimer { loop.cancel(pollTimer) }
         if let pruneTimer { loop.cancel(pruneTimer) }
@@ -122,7 +126,7 @@ public final class Forwarder {
         self.configuration = configuration
         if serverChanged {
             // The operator fixed something: retry now rather than after a long backoff.
-            retries.releaseAll()
+            queue.releaseAllHolds()
             do {
                 try store.retryPendingNow(nowMillis: loop.wallMilliseconds)
                 storeWrote()
@@ -158,20 +162,34 @@ public final class Forwarder {
             return
         }
         let wallNow = loop.wallMilliseconds
-        let batch: DeliveryBatch
+        // Every pending event is due as far as the store goes (its stored retry times are
+        // for people to read); who waits is decided here, on the monotonic clock.
+        queue.releaseHolds(at: now)
+        var taken: [(personId: String, sequence: Int64)] = []
+        var entries: [OutboxEntry] = []
         do {
-            // Every pending event is due as far as the store goes (its stored retry times
-            // are for people to read); who waits is decided here, on the monotonic clock.
-            let excluded = inFlightPersons.union(retries.held(at: now))
-            batch = try store.nextDeliveries(limit: free, nowMillis: .max, excludingPersons: excluded)
+            try readNewPendingEvents()
+            taken = queue.take(limit: free)
+            for (personId, sequence) in taken {
+                guard let entry = try store.entry(sequence: sequence), entry.state == .pending else {
+                    // Another process moved it since the pending events were read.
+                    queue.ended(personId: personId)
+                    rereadPending = true
+                    continue
+                }
+                entries.append(entry)
+            }
         } catch {
+            for (personId, _) in taken { queue.ended(personId: personId) }
             storeFailed(error)
             return
         }
         var failedToStart: [DeliveryRecord] = []
-        for entry in batch.entries {
+        var failedPersons: [String] = []
+        for entry in entries {
             guard let headers = RequestHeaders.lines(idempotencyKey: entry.idempotencyKey, configuration: configuration) else {
                 failedToStart.append(.dead(sequence: entry.sequence, status: 0, error: "a header value holds a control character"))
+                failedPersons.append(entry.personId)
                 continue
             }
             let request = TransferRequest(
@@ -180,21 +198,40 @@ public final class Forwarder {
             do {
                 let id = try transfers.start(request)
                 inFlight[id] = InFlight(entry: entry)
-                inFlightPersons.insert(entry.personId)
             } catch {
                 onEvent(.requestFailed(error))
-                retries.hold(person: entry.personId, until: now + .seconds(1))
+                queue.retry(personId: entry.personId, at: now + .seconds(1))
             }
         }
-        if !failedToStart.isEmpty {
-            do {
-                try store.record(failedToStart, atMillis: wallNow)
-                storeWrote()
-            } catch {
-                storeFailed(error)
-            }
+        if !failedToStart.isEmpty { recordOutcomes(failedToStart, finishing: failedPersons, atMillis: wallNow) }
+        if let due = queue.nextHoldEnd { wake(at: due) }
+    }
+
+    /// Reads the pending events committed since the newest one seen (one index probe when
+    /// there are none), or all of them when they are to be read again.
+    private func readNewPendingEvents() throws(StoreError) {
+        if rereadPending { queue.forgetHeads() }
+        rereadPending = true
+        try store.forEachPendingEvent(after: queue.newestSequence) { sequence, personId in
+            queue.sawPending(sequence: sequence, personId: personId)
         }
-        if let due = retries.nextDue { wake(at: due) }
+        rereadPending = false
+    }
+
+    /// Records outcomes in one transaction and moves the persons in `finishing` (whose
+    /// outcome is final) on to their next pending event. Persons whose outcome is a retry
+    /// are already held.
+    private func recordOutcomes(_ records: [DeliveryRecord], finishing: [String], atMillis now: Int64) {
+        do {
+            try store.record(records, atMillis: now)
+            storeWrote()
+            for personId in finishing { queue.finished(personId: personId, nextHead: try store.pendingHead(personId: personId)) }
+        } catch {
+            // The events stay pending in the store: they are sent again, same keys, once
+            // the store's pause is over. (A person already moved on is not moved back.)
+            for personId in finishing { queue.ended(personId: personId) }
+            storeFailed(error)
+        }
     }
 
     /// Arms the wake-up timer for `deadline` (monotonic) unless an earlier one is armed.
@@ -226,7 +263,10 @@ public final class Forwarder {
         pollTimer = loop.schedule(after: pollInterval) { [weak self] in
             guard let self, self.running else { return }
             do throws(StoreError) {
-                if try self.store.hasExternalChanges() { self.pump() }
+                if try self.store.hasExternalChanges() {
+                    self.rereadPending = true
+                    self.pump()
+                }
             } catch {
                 self.storeFailed(error)
             }
@@ -255,13 +295,14 @@ public final class Forwarder {
         let now = loop.wallMilliseconds
         let monotonicNow = loop.now
         var records: [DeliveryRecord] = []
+        var finishing: [String] = []
         var events: [ForwarderEvent] = []
         for (id, result) in completions {
             guard let flight = inFlight.removeValue(forKey: id) else { continue }
             let entry = flight.entry
-            inFlightPersons.remove(entry.personId)
             switch DeliveryDecision.classify(result) {
             case let .sent(status):
+                finishing.append(entry.personId)
                 records.append(.sent(sequence: entry.sequence, status: status))
                 events.append(.delivered(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
                 onDelivered?(entry.createdAtMillis, now)
@@ -271,15 +312,17 @@ public final class Forwarder {
                     events.append(.recovered)
                 }
             case let .rejected(status):
+                finishing.append(entry.personId)
                 records.append(.rejected(sequence: entry.sequence, status: status))
                 events.append(.rejected(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
             case let .dead(status):
+                finishing.append(entry.personId)
                 records.append(.dead(sequence: entry.sequence, status: status, error: "HTTP \(status)"))
                 events.append(.deadLetter(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
             case let .retry(errorClass, message, retryAfter, long):
                 let delay = retryDelay(failures: entry.attempts + 1, retryAfter: retryAfter, long: long, nowMillis: now)
                 let delayMillis = Backoff.milliseconds(delay)
-                retries.hold(person: entry.personId, until: monotonicNow + delay)
+                queue.retry(personId: entry.personId, at: monotonicNow + delay)
                 // The wall-clock time is stored for `outbox list` only.
                 records.append(.retry(sequence: entry.sequence, atMillis: now + delayMillis, errorClass: errorClass, error: message))
                 events.append(.retrying(sequence: entry.sequence, key: entry.idempotencyKey, errorClass: errorClass, message: message, delayMillis: delayMillis))
@@ -290,14 +333,7 @@ public final class Forwarder {
                 }
             }
         }
-        do {
-            try store.record(records, atMillis: now)
-            storeWrote()
-        } catch {
-            // The events stay pending in the store: they are sent again, same keys, once
-            // the store's pause is over.
-            storeFailed(error)
-        }
+        recordOutcomes(records, finishing: finishing, atMillis: now)
         for event in events { onEvent(event) }
         pump()
     }

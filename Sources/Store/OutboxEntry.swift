@@ -32,16 +32,6 @@ public struct OutboxEntry: Hashable, Sendable {
     }
 }
 
-/// What the forwarder may send now, and when to look again.
-public struct DeliveryBatch: Hashable, Sendable {
-    /// Due events, in sequence order, at most one per person, each its person's oldest
-    /// pending event.
-    public var entries: [OutboxEntry]
-    /// The earliest time a person's oldest pending event (not returned, not excluded)
-    /// becomes due; `nil` when there is none.
-    public var nextDueMillis: Int64?
-}
-
 /// The outbox in numbers, for `outbox status`, `STATUS=` and the amber LED.
 public struct OutboxStatus: Hashable, Sendable {
     public var pending: Int

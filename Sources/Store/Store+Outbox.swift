@@ -1,39 +1,25 @@
 extension Store {
-    /// What may be sent now: pending, due events in sequence order, each the oldest
-    /// pending event of its person, at most one per person, none of `excludingPersons`
-    /// (the persons with a request in flight). Per-person order follows: a person's
-    /// next event is never offered while an earlier one is pending.
-    ///
-    /// Looks at no more than `configuration.deliveryScanLimit` pending rows per call.
-    public func nextDeliveries(limit: Int, nowMillis: Int64, excludingPersons: Set<String>) throws(StoreError) -> DeliveryBatch {
-        var batch = DeliveryBatch(entries: [], nextDueMillis: nil)
-        guard limit > 0 else { return batch }
-        var seenPersons = excludingPersons
-        var due: [Int64] = []
-        var scanned = 0
-        let scanLimit = configuration.deliveryScanLimit
-        try statements.pendingScan.query { row in
-            scanned += 1
-            let person = row.text(1)
-            if seenPersons.insert(person).inserted {
-                let nextAttempt = row.int64(2)
-                if nextAttempt <= nowMillis {
-                    due.append(row.int64(0))
-                } else {
-                    batch.nextDueMillis = min(batch.nextDueMillis ?? nextAttempt, nextAttempt)
-                }
-            }
-            return due.count < limit && scanned < scanLimit
+    /// The pending events after `afterSequence`, in sequence order: `each` gets each one's
+    /// sequence and person. With `afterSequence` 0 that is the whole backlog (what the
+    /// forwarder reads once at start); with the newest sequence it has seen, one index
+    /// probe plus the events committed since.
+    public func forEachPendingEvent(after afterSequence: Int64, _ each: (_ sequence: Int64, _ personId: String) -> Void) throws(StoreError) {
+        try statements.pendingAfter.query([.integer(afterSequence)]) { row in
+            each(row.int64(0), row.text(1))
+            return true
         }
-        for sequence in due {
-            if let entry = try entry(sequence: sequence) { batch.entries.append(entry) }
-        }
-        return batch
     }
 
-    /// `nextDeliveries(…).entries`.
-    public func nextDeliverable(limit: Int, nowMillis: Int64, excludingPersons: Set<String>) throws(StoreError) -> [OutboxEntry] {
-        try nextDeliveries(limit: limit, nowMillis: nowMillis, excludingPersons: excludingPersons).entries
+    /// The sequence of `personId`'s oldest pending event (the only one of theirs that may
+    /// be sent: per-person order), `nil` when none is pending. One index probe, whatever
+    /// the backlog.
+    public func pendingHead(personId: String) throws(StoreError) -> Int64? {
+        var head: Int64?
+        try statements.pendingHead.query([.text(personId)]) { row in
+            head = row.int64(0)
+            return false
+        }
+        return head
     }
 
     /// One event by sequence.
@@ -55,7 +41,6 @@ extension Store {
         var finished = OutboxStateCounts()
         try relaxedTransaction { () throws(StoreError) in
             var lastSuccess = false
-            var lastRejected = false
             var lastError: (DeliveryErrorClass, String)?
             for record in records {
                 switch record {
@@ -67,7 +52,6 @@ extension Store {
                     try statements.markFinal.run([.integer(Int64(OutboxState.rejected.rawValue)), .integer(Int64(status)), .text("HTTP \(status): refused by server policy"), .integer(now), .integer(sequence)])
                     if connection.changes > 0 { finished.add(1, to: .rejected) }
                     lastError = (.rejected, "HTTP \(status)")
-                    lastRejected = true
                 case let .dead(sequence, status, error):
                     try statements.markFinal.run([.integer(Int64(OutboxState.dead.rawValue)), .integer(Int64(status)), .text(error), .integer(now), .integer(sequence)])
                     if connection.changes > 0 { finished.add(1, to: .dead) }
@@ -78,8 +62,6 @@ extension Store {
                 }
             }
             if lastSuccess { try statements.setMetaInt.run([.text("last_success_ms"), .integer(now)]) }
-            // A sent or rejected event no longer counts towards the cap: count again.
-            if lastSuccess || lastRejected { refusedAtDataVersion = nil }
             if let (errorClass, error) = lastError {
                 try statements.setMetaInt.run([.text("last_error_ms"), .integer(now)])
                 try statements.setMetaText.run([.text("last_error_class"), .text(errorClass.rawValue)])

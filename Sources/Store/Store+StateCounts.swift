@@ -1,6 +1,6 @@
 /// How many events each state holds, kept from this connection's own commits, so that
-/// `status` — asked on every status tick and heartbeat — costs the same at 10 rows as at
-/// 100,000. Counted (one pass over the table) when first asked and again only after
+/// `status` — asked on every status tick and heartbeat — and the outbox cap's check on
+/// every append cost the same at 10 rows as at 100,000. Counted (one pass over the table) when first asked and again only after
 /// another process changed the file (`PRAGMA data_version`: `outbox retry-dead`, an
 /// `outbox` command's writes).
 struct OutboxStateCounts: Equatable {
@@ -21,8 +21,10 @@ struct OutboxStateCounts: Equatable {
 }
 
 extension Store {
-    /// The counts per state, from the table only when they are not known to be current.
-    func currentStateCounts() throws(StoreError) -> OutboxStateCounts {
+    /// The counts per state as committed, from the table only when they are not known to
+    /// be current. Inside a transaction, `appendedInTransaction` are the events it has
+    /// appended so far: a count of the table sees them, the committed counts do not.
+    func currentStateCounts(appendedInTransaction: Int = 0) throws(StoreError) -> OutboxStateCounts {
         let version = try dataVersion()
         if let counts = stateCounts, version == stateCountsDataVersion { return counts }
         var counts = OutboxStateCounts()
@@ -30,6 +32,7 @@ extension Store {
             counts.add(Int(truncatingIfNeeded: row.int64(1)), to: OutboxState(rawValue: Int32(truncatingIfNeeded: row.int64(0))))
             return true
         }
+        counts.pending -= appendedInTransaction
         stateCounts = counts
         stateCountsDataVersion = version
         return counts

@@ -10,11 +10,11 @@ extension Store {
         let nextSequence: SQLiteStatement
         let setNextSequence: SQLiteStatement
         let insertEvent: SQLiteStatement
-        let countUndelivered: SQLiteStatement
         let savePresence: SQLiteStatement
         let deletePresence: SQLiteStatement
         let loadPresence: SQLiteStatement
-        let pendingScan: SQLiteStatement
+        let pendingAfter: SQLiteStatement
+        let pendingHead: SQLiteStatement
         let entry: SQLiteStatement
         let markFinal: SQLiteStatement
         let scheduleRetry: SQLiteStatement
@@ -35,12 +35,13 @@ extension Store {
                                     next_attempt_ms, created_ms, updated_ms)
                 VALUES (?, ?, ?, ?, ?, 0, 0, ?, ?, ?)
                 """)
-            countUndelivered = try connection.prepare("SELECT count(*) FROM events WHERE state IN (0, 3)")
             savePresence = try connection.prepare("INSERT OR REPLACE INTO presence (person_id, record) VALUES (?, ?)")
             deletePresence = try connection.prepare("DELETE FROM presence WHERE person_id = ?")
             loadPresence = try connection.prepare("SELECT person_id, record FROM presence")
-            pendingScan = try connection.prepare(
-                "SELECT sequence, person_id, next_attempt_ms FROM events WHERE state = 0 ORDER BY sequence")
+            pendingAfter = try connection.prepare(
+                "SELECT sequence, person_id FROM events WHERE state = 0 AND sequence > ? ORDER BY sequence")
+            pendingHead = try connection.prepare(
+                "SELECT sequence FROM events WHERE state = 0 AND person_id = ? ORDER BY sequence LIMIT 1")
             entry = try connection.prepare("SELECT \(Self.entryColumns) FROM events WHERE sequence = ?")
             markFinal = try connection.prepare("""
                 UPDATE events SET state = ?, attempts = attempts + 1, last_status = ?, last_error = ?, updated_ms = ?

@@ -19,23 +19,12 @@ public final class Store {
     public let configuration: StoreConfiguration
     let connection: SQLiteConnection
     let statements: Statements
-    /// Undelivered rows as this process last counted them plus what it appended since;
-    /// recounted exactly before refusing anything (see `StoreConfiguration.maximumEvents`).
-    var undeliveredEstimate: Int
-    var appendsSinceRecount = 0
     /// Events per state (see `OutboxStateCounts`); nil until first counted.
     var stateCounts: OutboxStateCounts?
     /// `PRAGMA data_version` when `stateCounts` was counted.
     var stateCountsDataVersion: Int64 = 0
     /// The bound above every sequence handed out, kept beside the database.
     var sequenceFloor: SequenceFloor
-    /// The last exact count reached the cap and refused an event: until a delivery outcome
-    /// is recorded here or another process commits (`data_version`), the next append is
-    /// refused without counting again, so a full outbox costs O(1) per attempt, not a
-    /// `count(*)` of a million rows.
-    var refusedAtDataVersion: Int64?
-    /// Exact counts of undelivered rows so far (what the cap check costs, for the tests).
-    var undeliveredCounts = 0
     private var inTransaction = false
     private var lastDataVersion: Int64 = 0
 
@@ -60,7 +49,6 @@ public final class Store {
             if version == 0 { throw .noOutbox(path: path) }
             if version > Self.schemaVersion { throw .unsupportedSchema(found: version, supported: Self.schemaVersion) }
             statements = try Statements(connection)
-            undeliveredEstimate = 0
             return
         }
         // cache_size: 512 KiB instead of SQLite's 2 MiB. The outbox is appended at its end
@@ -71,11 +59,18 @@ public final class Store {
         // A fresh database (first start, or one moved aside) continues above every
         // sequence the floor says may have been handed out.
         try Self.migrate(connection, firstSequence: max(1, sequenceFloor.reserved))
+        // Each person's oldest pending event in one index probe (the forwarder's next
+        // event for that person; docs/event-api.md): pending rows only, so it stays small
+        // however many delivered rows are kept. Not part of the schema version: a file
+        // written before it gets it here, and an older binary keeps it up to date. A
+        // connection SQLite could only open read-only goes without (slower, still right).
+        if !connection.isReadOnly {
+            try connection.execute(
+                "CREATE INDEX IF NOT EXISTS events_pending_by_person ON events (person_id, sequence) WHERE state = 0")
+        }
         // The new file's directory entry, so a power cut cannot lose the file itself.
         if isNew { try StoreFiles.syncDirectory(StoreFiles.directory(of: path)) }
         statements = try Statements(connection)
-        undeliveredEstimate = 0
-        undeliveredEstimate = try countUndelivered()
         lastDataVersion = try dataVersion()
     }
 
@@ -151,7 +146,6 @@ public final class Store {
             try? connection.execute("ROLLBACK")
             throw error
         }
-        undeliveredEstimate += transaction.appended
         let appended = transaction.appended
         committedStateChanges { $0.pending += appended }
     }
@@ -205,17 +199,6 @@ public final class Store {
             return false
         }
         return version
-    }
-
-    func countUndelivered() throws(StoreError) -> Int {
-        var count = 0
-        try statements.countUndelivered.query { row in
-            count = Int(row.int64(0))
-            return false
-        }
-        appendsSinceRecount = 0
-        undeliveredCounts += 1
-        return count
     }
 
     /// Checks the file: `PRAGMA integrity_check`'s answer, "ok" when sound.

@@ -13,15 +13,11 @@ public struct StoreConfiguration: Hashable, Sendable {
     /// How long a statement waits for another process (the `outbox` command) holding
     /// the write lock.
     public var busyTimeoutMillis: Int32
-    /// Rows `nextDeliverable` looks at per call: bounds the cost of one call when one
-    /// person's head event waits for its retry in front of a long backlog.
-    public var deliveryScanLimit: Int
 
     public init(maximumEvents: Int = 1_000_000, deliveredRetentionMillis: Int64 = 7 * 24 * 3_600_000,
-                busyTimeoutMillis: Int32 = 5_000, deliveryScanLimit: Int = 20_000) {
+                busyTimeoutMillis: Int32 = 5_000) {
         self.maximumEvents = maximumEvents
         self.deliveredRetentionMillis = deliveredRetentionMillis
         self.busyTimeoutMillis = busyTimeoutMillis
-        self.deliveryScanLimit = deliveryScanLimit
     }
 }

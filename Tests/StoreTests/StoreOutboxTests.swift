@@ -2,43 +2,41 @@ import XCTest
 @testable import Store
 
 final class StoreOutboxTests: StoreTestCase {
-    func testDeliverableIsSequenceOrderedOnePerPerson() throws {
+    private func pendingEvents(_ store: Store, after sequence: Int64 = 0) throws -> [String] {
+        var events: [String] = []
+        try store.forEachPendingEvent(after: sequence) { sequence, person in events.append("\(sequence)\(person)") }
+        return events
+    }
+
+    func testPendingEventsInSequenceOrderAndEachPersonsHead() throws {
         let store = try open()
         try append(store, key: "a1", person: "a")
         try append(store, key: "b1", person: "b")
         try append(store, key: "a2", person: "a")
         try append(store, key: "c1", person: "c")
-        let batch = try store.nextDeliveries(limit: 10, nowMillis: 2_000, excludingPersons: [])
-        XCTAssertEqual(batch.entries.map(\.sequence), [1, 2, 4])
-        XCTAssertNil(batch.nextDueMillis)
-        XCTAssertEqual(try store.nextDeliverable(limit: 2, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [1, 2])
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: ["a"]).map(\.sequence), [2, 4])
+        XCTAssertEqual(try pendingEvents(store), ["1a", "2b", "3a", "4c"])
+        XCTAssertEqual(try pendingEvents(store, after: 2), ["3a", "4c"])
+        XCTAssertEqual(try pendingEvents(store, after: 4), [])
+        XCTAssertEqual(try ["a", "b", "c", "z"].map { try store.pendingHead(personId: $0) }, [1, 2, 4, nil])
+        try store.markSent(sequence: 2, status: 201, atMillis: 2_000)
+        XCTAssertEqual(try pendingEvents(store), ["1a", "3a", "4c"])
+        XCTAssertNil(try store.pendingHead(personId: "b"))
     }
 
-    func testALaterEventWaitsForItsPersonsRetry() throws {
+    func testARetryKeepsThePersonsHeadUntilItIsSent() throws {
         let store = try open()
         try append(store, key: "a1", person: "a", at: 1_000)
         try append(store, key: "a2", person: "a", at: 1_000)
         try append(store, key: "b1", person: "b", at: 1_000)
         try store.scheduleRetry(sequence: 1, atMillis: 9_000, errorClass: .server, error: "HTTP 503", nowMillis: 1_100)
-        let batch = try store.nextDeliveries(limit: 10, nowMillis: 2_000, excludingPersons: [])
-        XCTAssertEqual(batch.entries.map(\.sequence), [3])
-        XCTAssertEqual(batch.nextDueMillis, 9_000)
-        let later = try store.nextDeliveries(limit: 10, nowMillis: 9_000, excludingPersons: [])
-        XCTAssertEqual(later.entries.map(\.sequence), [1, 3])
-        XCTAssertEqual(later.entries.first?.attempts, 1)
-        XCTAssertEqual(later.entries.first?.lastError, "HTTP 503")
+        XCTAssertEqual(try store.pendingHead(personId: "a"), 1)
+        let head = try XCTUnwrap(try store.entry(sequence: 1))
+        XCTAssertEqual(head.attempts, 1)
+        XCTAssertEqual(head.lastError, "HTTP 503")
+        XCTAssertEqual(head.nextAttemptMillis, 9_000, "kept for `outbox list`")
         // Once the head is sent, the person's next event follows.
         try store.markSent(sequence: 1, status: 201, atMillis: 9_100)
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 9_200, excludingPersons: []).map(\.sequence), [2, 3])
-    }
-
-    func testEventsNotYetDueAreNotOffered() throws {
-        let store = try open()
-        try append(store, key: "a1", person: "a", at: 5_000)
-        let batch = try store.nextDeliveries(limit: 10, nowMillis: 4_000, excludingPersons: [])
-        XCTAssertEqual(batch.entries, [])
-        XCTAssertEqual(batch.nextDueMillis, 5_000)
+        XCTAssertEqual(try store.pendingHead(personId: "a"), 2)
     }
 
     func testRejectedAndDeadLetPersonsNextEventGo() throws {
@@ -47,11 +45,14 @@ final class StoreOutboxTests: StoreTestCase {
         try append(store, key: "a2", person: "a")
         try append(store, key: "a3", person: "a")
         try store.markRejected(sequence: 1, status: 409, atMillis: 1_500)
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [2])
+        XCTAssertEqual(try store.pendingHead(personId: "a"), 2)
         try store.markDead(sequence: 2, status: 400, error: "HTTP 400: bad", atMillis: 1_600)
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [3])
+        XCTAssertEqual(try store.pendingHead(personId: "a"), 3)
         XCTAssertEqual(try store.list(states: [.dead], limit: 10).map(\.idempotencyKey), ["a2"])
         XCTAssertEqual(try store.list(states: [.rejected], limit: 10).first?.lastStatus, 409)
+        // A dead letter put back is the person's head again.
+        XCTAssertEqual(try store.retryDead(nowMillis: 1_700), 1)
+        XCTAssertEqual(try store.pendingHead(personId: "a"), 2)
     }
 
     func testOutcomesOnlyMovePendingEvents() throws {
@@ -147,7 +148,8 @@ final class StoreOutboxTests: StoreTestCase {
         let status = try store.status(nowMillis: 2)
         XCTAssertEqual(status.pending, total)
         XCTAssertEqual(status.lastSequence, Int64(total))
-        XCTAssertEqual(try store.nextDeliverable(limit: 100, nowMillis: 2, excludingPersons: []).count, 50)
+        XCTAssertEqual(try pendingEvents(store, after: Int64(total - 50)).count, 50)
+        XCTAssertEqual(try store.pendingHead(personId: "p49"), 50)
     }
 }
 
@@ -157,9 +159,9 @@ final class StoreRepairTests: StoreTestCase {
         try append(store, key: "a1", person: "a")
         try append(store, key: "b1", person: "b")
         try store.scheduleRetry(sequence: 1, atMillis: 300_000, errorClass: .auth, error: "HTTP 401", nowMillis: 1_000)
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [2])
+        XCTAssertEqual(try store.entry(sequence: 1)?.nextAttemptMillis, 300_000)
         XCTAssertEqual(try store.retryPendingNow(nowMillis: 2_000), 1)
-        XCTAssertEqual(try store.nextDeliverable(limit: 10, nowMillis: 2_000, excludingPersons: []).map(\.sequence), [1, 2])
+        XCTAssertEqual(try store.entry(sequence: 1)?.nextAttemptMillis, 2_000)
     }
 
     func testStatusSaysFullAtTheCap() throws {

@@ -1,23 +1,32 @@
-/// A binary min-heap of (deadline, person) pairs: the engine's timer queue.
+/// A binary min-heap of (time, person) pairs: the presence engine's timer queue, and the
+/// forwarder's queues (persons by their oldest pending event's sequence, and by the end of
+/// their retry wait).
 ///
 /// Entries are never removed or updated in place. A person's live entry is the one whose
 /// time equals their `scheduledAt`; anything else popped is stale and skipped. Samples
 /// only push a person's deadline later, so the hot path never touches the heap: the early
 /// entry pops, and the person is rescheduled at their true deadline then.
-struct DeadlineHeap: Sendable {
-    struct Entry: Sendable {
-        var time: Int64
-        var person: Int32
+public struct DeadlineHeap: Sendable {
+    public struct Entry: Sendable {
+        public var time: Int64
+        public var person: Int32
+
+        public init(time: Int64, person: Int32) {
+            self.time = time
+            self.person = person
+        }
     }
 
-    private(set) var entries: [Entry] = []
+    public private(set) var entries: [Entry] = []
 
-    var count: Int { entries.count }
-    var first: Entry? { entries.first }
+    public init() {}
 
-    mutating func removeAll(keepingCapacity: Bool) { entries.removeAll(keepingCapacity: keepingCapacity) }
+    public var count: Int { entries.count }
+    public var first: Entry? { entries.first }
 
-    mutating func push(_ entry: Entry) {
+    public mutating func removeAll(keepingCapacity: Bool) { entries.removeAll(keepingCapacity: keepingCapacity) }
+
+    public mutating func push(_ entry: Entry) {
         entries.append(entry)
         var child = entries.count - 1
         while child > 0 {
@@ -28,7 +37,7 @@ struct DeadlineHeap: Sendable {
         }
     }
 
-    mutating func popFirst() -> Entry? {
+    public mutating func popFirst() -> Entry? {
         guard let top = entries.first else { return nil }
         let last = entries.removeLast()
         guard !entries.isEmpty else { return top }
