@@ -41,6 +41,8 @@ let package = Package(
         .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
         .target(name: "EventLoop", dependencies: ["CTimex"], path: "Sources/EventLoop"),
         .target(name: "JSONText", path: "Sources/JSONText"),
+        // The one seeded generator (SplitMix64): retry jitter, fuzzers, benchmarks, tests.
+        .target(name: "SplitMix", path: "Sources/SplitMix"),
         .target(name: "HCI", path: "Sources/HCI"),
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
@@ -63,7 +65,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop"], path: "Sources/Store"),
-        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore"], path: "Sources/Forwarder"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore", "SplitMix"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
@@ -93,28 +95,28 @@ let package = Package(
         ),
         .executableTarget(
             name: "ConfigFuzz",
-            dependencies: ["Config"],
+            dependencies: ["Config", "SplitMix"],
             path: "Benchmarks/ConfigFuzz"
         ),
         .executableTarget(
             name: "PresenceBenchmark",
-            dependencies: ["GatewayCore", "EventLoop"],
+            dependencies: ["GatewayCore", "EventLoop", "SplitMix"],
             path: "Benchmarks/PresenceBenchmark"
         ),
 
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], path: "Tests/EventLoopTests"),
-        .testTarget(name: "HCITests", dependencies: ["HCI"], path: "Tests/HCITests"),
+        .testTarget(name: "HCITests", dependencies: ["HCI", "SplitMix"], path: "Tests/HCITests"),
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
-        .testTarget(name: "HostTests", dependencies: ["Host"], path: "Tests/HostTests"),
+        .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
-        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures"], path: "Tests/GatewayCoreTests"),
+        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),
         .testTarget(
-            name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures"], path: "Tests/PresentationTests"
+            name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures", "SplitMix"], path: "Tests/PresentationTests"
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
-        .testTarget(name: "ForwarderTests", dependencies: ["Forwarder"], path: "Tests/ForwarderTests"),
+        .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),

@@ -16,6 +16,7 @@ import Glibc
 import EventLoop
 import GatewayCore
 import HCI
+import SplitMix
 
 struct Options {
     var persons = 2000
@@ -48,17 +49,6 @@ struct Options {
     }
 }
 
-/// SplitMix64: reproducible streams.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension Int {
     /// 1234567 → "1,234,567" without Foundation.
@@ -82,7 +72,7 @@ extension String {
 
 func runBenchmark() {
     let options = Options(arguments: CommandLine.arguments)
-    var rng = SplitMix64(state: options.seed)
+    var rng = SplitMix64(seed: options.seed)
     let clock = SystemClock()
 
     func elapsed(_ start: Instant) -> Double { (clock.now - start).secondsDouble }

@@ -1,3 +1,4 @@
+import SplitMix
 /// When to try an event again after `failures` failed attempts (see docs/event-api.md): about 0.1,
 /// 0.5, 2 and 5 s, then doubling, never more than `maximum`; each delay spread by ±20 %
 /// jitter so gateways that lost the server together do not return in lockstep.
@@ -51,22 +52,5 @@ public struct Backoff: Hashable, Sendable {
     }
 }
 
-/// A small seeded generator (SplitMix64): reproducible jitter in tests, cheap in use.
-public struct JitterSource: Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// Uniform in 0 ..< 1.
-    public mutating func unit() -> Double {
-        Double(next() >> 11) * (1.0 / 9_007_199_254_740_992.0)
-    }
-}
+/// Reproducible jitter in tests, cheap in use.
+public typealias JitterSource = SplitMix64

@@ -1,5 +1,6 @@
 import Config
 import ConfigFuzz
+import SplitMix
 import XCTest
 
 /// Near-valid files: the full example with a few random edits. Whatever the edits, the

@@ -1,5 +1,6 @@
 import Config
 import ConfigFuzz
+import SplitMix
 import XCTest
 
 /// Text the TOML parser refuses: one issue, at the parser's line.

@@ -13,18 +13,6 @@ public func bytes(_ text: String) -> [UInt8] {
     }
 }
 
-/// SplitMix64: a tiny seeded generator so fuzz runs are reproducible.
-public struct SplitMix64: RandomNumberGenerator {
-    public var state: UInt64
-    public init(seed: UInt64) { state = seed }
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 public enum Frames {
     /// An iBeacon as a typical tag sends it (flags 0x1A, Apple manufacturer data).

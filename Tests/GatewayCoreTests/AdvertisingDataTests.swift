@@ -1,6 +1,7 @@
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 final class AdvertisingDataTests: XCTestCase {
     func testIBeaconFrame() throws {

@@ -1,5 +1,6 @@
 import EventLoop
 import GatewayCoreFixtures
+import SplitMix
 import XCTest
 @testable import GatewayCore
 

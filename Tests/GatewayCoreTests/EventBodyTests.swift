@@ -3,6 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 /// The event body of docs/event-api.md: key, timestamps, id and the exact JSON text.
 final class EventBodyTests: XCTestCase {

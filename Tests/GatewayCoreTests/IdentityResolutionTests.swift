@@ -2,6 +2,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 final class IdentityResolutionTests: XCTestCase {
     let sampleIRK = IdentityResolvingKey(bytes("ec0234a357c8ad05341010a60a397d9b"))!

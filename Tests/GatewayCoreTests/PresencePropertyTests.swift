@@ -3,6 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 /// Thousands of seeded random trajectories — random walks of signal strength, lost
 /// reports, long gaps, proofs, reloads of the same configuration, clean restarts and

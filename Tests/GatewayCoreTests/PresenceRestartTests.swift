@@ -3,6 +3,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 /// The restart rule of docs/presence.md: a restart in each state, through the persisted bytes.
 final class PresenceRestartTests: XCTestCase {

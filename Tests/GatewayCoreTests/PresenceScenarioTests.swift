@@ -2,6 +2,7 @@ import EventLoop
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 /// Longer stories: noise at the threshold, persons with several tags, proofs, reloads.
 final class PresenceScenarioTests: XCTestCase {

@@ -2,6 +2,7 @@ import EventLoop
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 /// The test vector of docs/proof-protocol.md and the properties around it.
 final class ProofProtocolTests: XCTestCase {

@@ -2,6 +2,7 @@ import HCI
 import XCTest
 @testable import GatewayCore
 import GatewayCoreFixtures
+import SplitMix
 
 final class TagMatcherTests: XCTestCase {
     let irkBytes = bytes("ec0234a357c8ad05341010a60a397d9b")

@@ -1,3 +1,4 @@
+import SplitMix
 import XCTest
 @testable import HCI
 
@@ -18,7 +19,7 @@ final class FieldLayoutFuzzTests: XCTestCase {
     }
 
     func testRandomAndMutatedParametersDecodeToTypedErrorsOrStableValues() throws {
-        var random = SeededRandom(seed: 0xF1E1D)
+        var random = SplitMix64(seed: 0xF1E1D)
         for (name, command) in CodecSamples.commands + CodecSamples.newerCommands {
             try Self.fuzzCommand(command, name: name, random: &random)
         }
@@ -45,7 +46,7 @@ final class FieldLayoutFuzzTests: XCTestCase {
     }
 
     /// A valid parameter block, cut, extended, or with bytes overwritten.
-    private static func mangled(_ valid: [UInt8], round: Int, random: inout SeededRandom) -> [UInt8] {
+    private static func mangled(_ valid: [UInt8], round: Int, random: inout SplitMix64) -> [UInt8] {
         var bytes = valid
         switch round % 4 {
         case 0:
@@ -84,7 +85,7 @@ final class FieldLayoutFuzzTests: XCTestCase {
         }
     }
 
-    private static func fuzzCommand<C: HCICommand>(_ command: C, name: String, random: inout SeededRandom) throws {
+    private static func fuzzCommand<C: HCICommand>(_ command: C, name: String, random: inout SplitMix64) throws {
         let valid = Array(command.packet.payload[3...])
         for round in 0 ..< 500 {
             let bytes = mangled(valid, round: round, random: &random)
@@ -93,7 +94,7 @@ final class FieldLayoutFuzzTests: XCTestCase {
         }
     }
 
-    private static func fuzzReturnParameters<R: HCIReturnParameters>(_ value: R, name: String, random: inout SeededRandom) throws {
+    private static func fuzzReturnParameters<R: HCIReturnParameters>(_ value: R, name: String, random: inout SplitMix64) throws {
         let valid = value.encoded
         for round in 0 ..< 500 {
             let bytes = mangled(valid, round: round, random: &random)

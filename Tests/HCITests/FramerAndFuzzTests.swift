@@ -1,9 +1,10 @@
+import SplitMix
 import XCTest
 @testable import HCI
 
 final class FramerAndFuzzTests: XCTestCase {
     /// A varied stream of valid packets, built by encoding events and commands.
-    private func samplePackets(count: Int, random: inout SeededRandom) -> [HCIPacket] {
+    private func samplePackets(count: Int, random: inout SplitMix64) -> [HCIPacket] {
         var packets = [HCIPacket]()
         for index in 0 ..< count {
             switch index % 5 {
@@ -31,7 +32,7 @@ final class FramerAndFuzzTests: XCTestCase {
         return packets
     }
 
-    private func frame(_ stream: [UInt8], chunks: (inout SeededRandom) -> Int, random: inout SeededRandom) -> [HCIPacket] {
+    private func frame(_ stream: [UInt8], chunks: (inout SplitMix64) -> Int, random: inout SplitMix64) -> [HCIPacket] {
         var framer = H4Framer()
         var out = [HCIPacket]()
         var index = 0
@@ -45,7 +46,7 @@ final class FramerAndFuzzTests: XCTestCase {
     }
 
     func testFramerGivesIdenticalPacketsForAnySplit() {
-        var random = SeededRandom(seed: 42)
+        var random = SplitMix64(seed: 42)
         let packets = samplePackets(count: 500, random: &random)
         let stream = packets.flatMap(\.h4Bytes)
         XCTAssertEqual(frame(stream, chunks: { _ in stream.count }, random: &random), packets, "whole")
@@ -59,7 +60,7 @@ final class FramerAndFuzzTests: XCTestCase {
     /// 100,000 random and mutated packets through framer and decoder: typed errors
     /// only, and the framer's buffer stays bounded.
     func testRandomAndMutatedInputNeverTrapsAndStaysBounded() {
-        var random = SeededRandom(seed: 0xB1E)
+        var random = SplitMix64(seed: 0xB1E)
         let valid = samplePackets(count: 200, random: &random).filter { $0.type == .event }
         var framer = H4Framer()
         var decoded = 0

@@ -1,3 +1,4 @@
+import SplitMix
 import XCTest
 @testable import HCI
 
@@ -22,7 +23,7 @@ final class ReportViewTests: XCTestCase {
         }
     }
 
-    private func sampleEvents(_ random: inout SeededRandom) -> [(LESubeventCode, [UInt8])] {
+    private func sampleEvents(_ random: inout SplitMix64) -> [(LESubeventCode, [UInt8])] {
         var events: [(LESubeventCode, [UInt8])] = []
         let legacyKinds: [LEAdvertisingReport.Properties] = [
             [.legacy, .connectable, .scannable], [.legacy, .scannable, .scanResponse], [.legacy, .connectable, .directed],
@@ -62,7 +63,7 @@ final class ReportViewTests: XCTestCase {
     }
 
     func testViewsAreTheDecodedReports() throws {
-        var random = SeededRandom(seed: 7)
+        var random = SplitMix64(seed: 7)
         for (subevent, parameters) in sampleEvents(&random) {
             let expected = try XCTUnwrap(decoded(subevent, parameters))
             XCTAssertEqual(viewReports(subevent, parameters), expected)
@@ -72,7 +73,7 @@ final class ReportViewTests: XCTestCase {
     /// Mutated and truncated events: accepted exactly when the decoder accepts them, and
     /// then with the same reports; never a trap.
     func testMalformedEventsAreRejectedAlike() {
-        var random = SeededRandom(seed: 11)
+        var random = SplitMix64(seed: 11)
         var rejected = 0
         for (subevent, parameters) in sampleEvents(&random) {
             for _ in 0 ..< 30 {

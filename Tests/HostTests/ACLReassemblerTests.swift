@@ -1,4 +1,5 @@
 import HCI
+import SplitMix
 import XCTest
 @testable import Host
 
@@ -103,7 +104,7 @@ final class ACLReassemblerTests: XCTestCase {
     }
 
     func testSeededFuzzNeverTrapsAndStaysBounded() {
-        var random = SplitMixGenerator(seed: 99)
+        var random = SplitMix64(seed: 99)
         var reassembler = ACLReassembler(maxPDULength: 128)
         for _ in 0 ..< 20_000 {
             var payload = [UInt8]()

@@ -1,4 +1,5 @@
 import EventLoop
+import SplitMix
 import XCTest
 @testable import Host
 
@@ -46,12 +47,12 @@ final class ATTBearerTests: XCTestCase {
     /// Random PDUs (biased towards real opcodes) into a client mid-exchange: no trap, no
     /// growth, and every run ends (with a result or at a deadline).
     func testSeededFuzzOfPeerPDUs() {
-        var random = SplitMixGenerator(seed: 0x5EED)
+        var random = SplitMix64(seed: 0x5EED)
         let opcodes: [UInt8] = [0x01, 0x03, 0x07, 0x09, 0x0B, 0x13, 0x1B, 0x1D, 0x02, 0x10, 0x52]
         for _ in 0 ..< 400 {
             let cached: GATTWriteReadExchange.Handles? = Bool.random(using: &random) ? .init(write: 0x12, read: 0x14) : nil
             var generator = random
-            random = SplitMixGenerator(seed: random.next())
+            random = SplitMix64(seed: random.next())
             var harness = ExchangeHarness(request: ExchangeHarness.request(cached: cached)) { _ in
                 var answers = [[UInt8]]()
                 for _ in 0 ..< Int.random(in: 0 ... 3, using: &generator) {

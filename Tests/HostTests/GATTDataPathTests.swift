@@ -1,5 +1,6 @@
 import EventLoop
 import HCI
+import SplitMix
 import XCTest
 @testable import Host
 
@@ -225,7 +226,7 @@ final class GATTDataPathTests: XCTestCase {
     }
 
     func testSeededFuzzOfACLIntoTheDataPath() {
-        var random = SplitMixGenerator(seed: 77)
+        var random = SplitMix64(seed: 77)
         var path = LEDataPath()
         _ = path.hostStateChanged(scanning(count: 4))
         for h: UInt16 in [1, 2] { path.connectionOpened(h) }

@@ -1,5 +1,6 @@
 import EventLoop
 import HCI
+import SplitMix
 @testable import Host
 
 /// One case of the structural GATT fuzzer: a `LEDataPath` (ACL flow control and
@@ -43,7 +44,7 @@ struct GATTFuzzCase {
     static let inputLimit = 5_000
 
     let seed: UInt64
-    private var random: SplitMixGenerator
+    private var random: SplitMix64
     private var path = LEDataPath()
     private var now = Instant.zero
     private var peer: HostilePeer
@@ -65,7 +66,7 @@ struct GATTFuzzCase {
 
     init(seed: UInt64) {
         self.seed = seed
-        random = SplitMixGenerator(seed: seed)
+        random = SplitMix64(seed: seed)
         peer = HostilePeer(handle: 0, seed: 0)
     }
 

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import SplitMix
 #endif
 import XCTest
 
@@ -17,7 +18,7 @@ final class GATTFuzzTests: XCTestCase {
     func testHostilePeersNeverWedgeTheClient() {
         let cases = Self.environment("BEACON_GATEWAY_FUZZ_CASES") ?? 5_000
         let seed = Self.environment("BEACON_GATEWAY_FUZZ_SEED") ?? 0x6A77_F022
-        var seeds = SplitMixGenerator(seed: seed)
+        var seeds = SplitMix64(seed: seed)
         var outcomes: [String: Int] = [:]
         var findings = 0
         var mostInputs = 0

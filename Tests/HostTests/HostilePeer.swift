@@ -1,4 +1,5 @@
 import HCI
+import SplitMix
 @testable import Host
 
 /// A GATT server that may be hostile, drawn from a seed, for the structural fuzzer.
@@ -39,7 +40,7 @@ struct HostilePeer {
 
     let handle: UInt16
     let temper: Temper
-    var random: SplitMixGenerator
+    var random: SplitMix64
     var server = FakeGATTServer()
     /// Joins what we send, as the peer's controller would.
     var reassembler = ACLReassembler(maxPDULength: 1024)
@@ -54,7 +55,7 @@ struct HostilePeer {
     /// A peer of the given temper, or of one drawn from the seed.
     init(handle: UInt16, seed: UInt64, temper: Temper? = nil) {
         self.handle = handle
-        random = SplitMixGenerator(seed: seed)
+        random = SplitMix64(seed: seed)
         self.temper = temper ?? Temper.levels[Int.random(in: 0 ..< Temper.levels.count, using: &random)]
         remarksLeft = Int.random(in: 0 ... 40, using: &random)
         endless = self.temper.spoilAnswer > 0 && Int.random(in: 0 ..< 20, using: &random) == 0

@@ -1,3 +1,4 @@
+import SplitMix
 import XCTest
 @testable import Host
 
@@ -89,7 +90,7 @@ final class L2CAPFixedChannelsTests: XCTestCase {
     }
 
     func testSeededFuzzOfSignallingNeverTraps() {
-        var random = SplitMixGenerator(seed: 5)
+        var random = SplitMix64(seed: 5)
         var channels = L2CAPFixedChannels()
         for _ in 0 ..< 20_000 {
             var payload = [UInt8]()

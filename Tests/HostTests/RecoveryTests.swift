@@ -1,5 +1,6 @@
 import EventLoop
 import HCI
+import SplitMix
 import XCTest
 @testable import Host
 
@@ -156,7 +157,7 @@ final class RecoveryTests: XCTestCase {
     func testMalformedAndUnknownEventsAreCountedWithoutHarm() {
         var harness = HostHarness(controller: .bumble())
         harness.open()
-        var random = SplitMixGenerator(seed: 7)
+        var random = SplitMix64(seed: 7)
         for _ in 0 ..< 2000 {
             var payload = [UInt8.random(in: 0 ... 255, using: &random), 0]
             payload += (0 ..< Int.random(in: 0 ... 40, using: &random)).map { _ in UInt8.random(in: 0 ... 255, using: &random) }

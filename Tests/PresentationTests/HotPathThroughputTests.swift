@@ -4,6 +4,7 @@ import XCTest
 import GatewayCore
 @testable import Presentation
 import GatewayCoreFixtures
+import SplitMix
 
 /// Drives the per-report path (keys → match → statistics) with a realistic mix: 90 %
 /// reports from noise devices, 10 % from configured tags. It asserts what must hold at
