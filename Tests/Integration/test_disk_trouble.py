@@ -101,6 +101,64 @@ def test_a_corrupt_database_is_moved_aside_and_a_fresh_one_continues_above_the_o
     assert len(second.lines(MOVED_LINE)) == 1
 
 
+def damage_events_table_under_a_running_agent(path: pathlib.Path) -> None:
+    """From another process, while the agent holds the file open: the write-ahead log
+    copied into the database, then the events table's root page overwritten with random
+    bytes in the file itself, then one small write of this process's own (a table of its
+    own) so that the agent's connection sees a changed log and drops its page cache: its
+    next read of the events table finds the page damaged."""
+    connection = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    try:
+        busy, _, _ = connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0, "the checkpoint could not finish"
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        root = connection.execute("SELECT rootpage FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()[0]
+    finally:
+        connection.close()
+    with open(path, "r+b") as file:
+        file.seek((root - 1) * page_size)
+        file.write(random.Random(7).randbytes(page_size))
+        file.flush()
+        os.fsync(file.fileno())
+    connection = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+    try:
+        connection.execute("CREATE TABLE poke (x)")
+    finally:
+        connection.close()
+
+
+def test_a_database_found_corrupt_at_a_later_commit_is_moved_aside_and_the_door_goes_on(
+        gateway_bin, world_factory, agents, tmp_path):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"controller up")
+    old = walk_in_and_out(world, gateway_bin, config, agent, visits=1)
+    old_highest = max(row["sequence"] for row in old)
+
+    damage_events_table_under_a_running_agent(database(tmp_path))
+    world.control(f"set-distance {tag_id(0)} 1.0")
+    trouble = agent.wait_log(TROUBLE_LINE)
+    assert 'cause="corrupt database"' in trouble[0], trouble
+    moved = agent.wait_log(MOVED_LINE)
+    assert len(moved) == 1, moved
+    target = pathlib.Path(re.search(r"moved_to=(\S+)", moved[0]).group(1))
+    assert target.exists() and target.name.startswith("gateway.sqlite.corrupt-"), moved
+    first = int(re.search(r"first_sequence=(\d+)", moved[0]).group(1))
+    assert first > old_highest, moved
+
+    # The held checkin goes into the fresh database, then the door goes on deciding.
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 40, "the held checkin", agent)
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 40, "the checkout", agent)
+    assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], events_of(rows)
+    sequences = [row["sequence"] for row in rows]
+    assert sequences == sorted(sequences) and sequences[0] >= first > old_highest, (sequences, first, old_highest)
+    agent.wait_log(RECOVERED_LINE)
+    assert len(agent.lines(TROUBLE_LINE)) == 1, "once per change, not per event or retry"
+    assert agent.stop() == 0
+
+
 # MARK: - a lock held by another process
 
 def test_a_lock_held_by_another_process_holds_the_events_in_order_until_it_is_released(

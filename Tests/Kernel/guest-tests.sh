@@ -269,13 +269,73 @@ disk_trouble_run() {
   umount "$state"
   step "disk trouble run ended (exit $(cat "$out/disk.rc"))"
 }
-if ! supports run; then
-  echo "run not in this build" >"$out/disk.skip"
-elif [ -z "$leds_chip" ]; then
-  echo "no LEDs to watch" >"$out/disk.skip"
-else
-  disk_trouble_run
-fi
+# with_run_and_leds NAME FUNCTION: FUNCTION, or NAME.skip saying why it cannot run.
+with_run_and_leds() {
+  if ! supports run; then
+    echo "run not in this build" >"$out/$1.skip"
+  elif [ -z "$leds_chip" ]; then
+    echo "no LEDs to watch" >"$out/$1.skip"
+  else
+    "$2"
+  fi
+}
+with_run_and_leds disk disk_trouble_run
+
+# --- Disk trouble: the state directory's ext4 goes read-only under the running agent ----
+# An ext4 error with errors=remount-ro (the kernel's own remount, which a file open for
+# writing does not prevent; triggered through /sys/fs/ext4/DEV/trigger_fs_error). The agent
+# scans on and holds its decisions, amber blinks at 4 Hz, the log says I/O error, then
+# read-only once the store is reopened. On 7.x kernels the file system is "emergency_ro"
+# (new files fail with EROFS, statvfs still says read-write) and `mount -o remount,rw`
+# does not clear it: only an unmount does, so
+# the agent is stopped (it counts the decisions it still holds), the file system checked
+# and mounted again, and the events stored before the error must all be there, in order.
+# The times (guest clock) go to readonly.txt for the host-side test.
+stored_rows() { "$gateway" outbox list --state-dir "$1" --state all --json 2>/dev/null | grep -c sequence; }
+has_stored() { [ "$(stored_rows "$1")" -ge 1 ]; }
+readonly_run() {
+  local image=/tmp/ro-state.img state=/tmp/ro-state times=$out/readonly.txt dev pid
+  : >"$times"
+  # Tools of this host's that the aarch64 guest cannot execute: skipped, not failed.
+  for tool in mkfs.ext4 e2fsck losetup; do
+    "$tool" -V >/dev/null 2>&1 || { echo "$tool does not run in this guest" >"$out/readonly.skip"; return; }
+  done
+  modprobe loop 2>/dev/null; modprobe ext4 2>/dev/null
+  truncate -s 64M "$image"
+  mkfs.ext4 -q -F "$image" || { echo "cannot make an ext4 image" >"$out/readonly.skip"; return; }
+  dev=$(losetup -f --show "$image") || { echo "no loop device" >"$out/readonly.skip"; return; }
+  mkdir -p "$state"
+  if ! mount -t ext4 -o errors=remount-ro "$dev" "$state"; then
+    echo "cannot mount ext4 on $dev" >"$out/readonly.skip"; losetup -d "$dev"; return
+  fi
+  bash Tests/Kernel/run-config.sh "$state" "$leds_chip" >"$out/readonly-config.toml"
+  step "run with its state directory on ext4 ($dev, errors=remount-ro)"
+  sample_pads "$out/readonly.samples" & sampler=$!
+  "$gateway" run --config "$out/readonly-config.toml" >"$out/readonly.out" 2>"$out/readonly.err" & pid=$!
+  if wait_for 60 has_stored "$state"; then echo "stored $EPOCHREALTIME" >>"$times"; fi
+  step "read-only: an ext4 error under the running agent"
+  echo "error $EPOCHREALTIME" >>"$times"
+  echo "beacon-gateway rig test" >"/sys/fs/ext4/${dev##*/}/trigger_fs_error"
+  grep " $state " /proc/mounts >"$out/readonly-mounts.txt"
+  if wait_for 40 grep -q "events cannot be stored" "$out/readonly.err"; then echo "trouble $EPOCHREALTIME" >>"$times"; fi
+  mount -o remount,rw "$state" >"$out/readonly-remount.txt" 2>&1
+  echo "remount-rw exit $?" >>"$out/readonly-remount.txt"
+  grep " $state " /proc/mounts >>"$out/readonly-mounts.txt"
+  # The door decides on while the disk refuses: one walker cycle (it comes and goes every
+  # 20 s; a held decision is logged only once stored, and counted at the stop).
+  sleep 25
+  echo "stopping $EPOCHREALTIME" >>"$times"
+  kill -TERM "$pid"; wait "$pid"; echo $? >"$out/readonly.rc"
+  stop_sampler "$out/readonly.samples" "$sampler"
+  step "read-only: agent stopped (exit $(cat "$out/readonly.rc")); unmount, e2fsck, mount"
+  umount "$state"; echo $? >"$out/readonly-umount.rc"
+  e2fsck -fy "$dev" >"$out/readonly-fsck.txt" 2>&1; echo $? >"$out/readonly-fsck.rc"
+  mount -t ext4 -o errors=remount-ro "$dev" "$state"; echo $? >"$out/readonly-mount.rc"
+  record readonly-outbox "$gateway" outbox list --state-dir "$state" --state all --json
+  umount "$state"; losetup -d "$dev"
+  step "read-only run over"
+}
+with_run_and_leds readonly readonly_run
 
 kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null
 dmesg >"$out/dmesg.txt"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 import subprocess
 
 import pytest
@@ -399,6 +400,16 @@ def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
         f"(the event loop blocked in closing hci0?): {states_in_order(samples)[:40]}")
 
 
+def assert_amber_blinks_4_hz(samples, start: float, end: float, what: str, context: str) -> None:
+    """Amber at 4 Hz (8 changes a second, judged by the count within a third, as red's
+    blink) between the two guest clock times, whatever else is lit."""
+    window = [sample for sample in samples if start <= sample[0] <= end]
+    span = window[-1][0] - window[0][0] if len(window) > 1 else 0.0
+    assert span >= 2.0, f"only {span:.2f} s of samples {what}: {context}"
+    rate = len(transitions(window, 2)) / span
+    assert 8 * 2 / 3 <= rate <= 8 * 4 / 3, f"amber changed at {rate:.1f}/s {what}: {states_in_order(window)[:40]}"
+
+
 def disk_trouble_times(guest) -> dict[str, float]:
     """guest-tests.sh's disk-trouble.txt: guest clock times of "full" (the agent's line
     seen), "freed" (the filler removed), "recovered" (its line seen)."""
@@ -417,14 +428,47 @@ def test_run_on_a_full_disk_blinks_amber_4_hz_and_scans_until_space_is_freed(gue
     assert len([line for line in log.splitlines() if "events are stored again" in line]) == 1, context
     assert "controller up" in log, f"the door did not scan: {context}"
     samples = pad_samples(guest, "disk.samples")
-    # While the disk is full: amber at 4 Hz (8 changes a second, judged by the count
-    # within a third, as red's blink), whatever else is lit.
-    full = [sample for sample in samples if times["full"] + 0.5 <= sample[0] <= times["freed"]]
-    span = full[-1][0] - full[0][0] if len(full) > 1 else 0.0
-    assert span >= 2.0, f"only {span:.2f} s of samples while full: {context}"
-    rate = len(transitions(full, 2)) / span
-    assert 8 * 2 / 3 <= rate <= 8 * 4 / 3, f"amber changed at {rate:.1f}/s while full: {states_in_order(full)[:40]}"
+    assert_amber_blinks_4_hz(samples, times["full"] + 0.5, times["freed"], "while full", context)
     # Space back: amber dark (no server configured), from a second after recovery.
     after = [sample for sample in samples if sample[0] > times["recovered"] + 1.0]
     assert len(after) > 20, f"{len(after)} samples after recovery: {context}"
     assert not any(sample[2] for sample in after), states_in_order(after)[:40]
+
+
+def test_run_on_ext4_gone_read_only_holds_its_decisions_blinks_amber_and_loses_nothing_stored(guest):
+    """guest-tests.sh's readonly_run: an ext4 error (errors=remount-ro) under the running
+    agent. Every decision is accounted for: stored before the error (and found, in order,
+    after e2fsck), or held and counted at the stop (on 7.x kernels the file system stays
+    read-only until unmounted, which the agent's open database prevents while it runs)."""
+    skip_unless(guest, "readonly")
+    times = guest_times(guest, "readonly.txt")
+    context = f"times {times}\nmounts {guest.text('readonly-mounts.txt')}\n{guest.explain('readonly')}"
+    assert {"stored", "error", "trouble", "stopping"} <= set(times), context
+    assert guest.exit_code("readonly") == 0, context
+    log = guest.text("readonly.err").splitlines()
+    # The first failed write is a plain I/O error to SQLite (statvfs does not say read-only
+    # either); the reopened connection is read-only: at most one more line, then no more.
+    trouble = [line for line in log if "events cannot be stored" in line]
+    assert 1 <= len(trouble) <= 2 and "cause=read-only" in trouble[-1], context
+    assert not [line for line in log if "events are stored again" in line], context
+    assert any("controller up" in line for line in log), f"the door did not scan: {context}"
+    # Decisions are logged once stored: all before the error.
+    decisions = [line for line in log if "event=checkin" in line or "event=checkout" in line]
+    assert decisions and all((log_seconds(line) or 0) < times["error"] for line in decisions), context
+    samples = pad_samples(guest, "readonly.samples")
+    assert_amber_blinks_4_hz(samples, times["trouble"] + 0.5, times["stopping"], "while read-only", context)
+    # Accounted for: the held ones counted at the stop, the others stored.
+    lost = [line for line in log if "events not stored at shutdown" in line]
+    assert len(lost) == 1, context
+    held = int(re.search(r"\bcount=(\d+)", lost[0]).group(1))
+    assert held >= 1, f"the door decided nothing while read-only: {context}"
+    assert guest.exit_code("readonly-umount") == 0 and guest.exit_code("readonly-mount") == 0, context
+    assert guest.exit_code("readonly-fsck") in (0, 1), guest.text("readonly-fsck.txt")
+    assert guest.exit_code("readonly-outbox") == 0, guest.explain("readonly-outbox")
+    rows = json_lines(guest.text("readonly-outbox.out"))
+    assert [row["type"] for row in rows] == [line_type(line) for line in decisions], context
+    assert [row["sequence"] for row in rows] == list(range(1, len(rows) + 1)), rows
+
+
+def line_type(line: str) -> str:
+    return "checkin" if "event=checkin" in line else "checkout"

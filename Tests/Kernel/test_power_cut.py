@@ -34,5 +34,6 @@ def test_no_committed_event_is_lost_or_duplicated_across_power_cuts():
     figures = {name: int(value) for name, value in re.findall(r"^(cuts|lost|duplicated) (\d+)", result.stdout, re.M)}
     assert figures == {"cuts": CUTS, "lost": 0, "duplicated": 0}, report
     assert "database open failures 0; integrity failures 0; ext4 mount failures 0; e2fsck errors 0" in result.stdout, report
+    assert re.search(r"^sequence floor failures 0 ", result.stdout, re.M), report
     committed = re.search(r"^events committed (\d+) in the outbox at the end; (\d+) acknowledged", result.stdout, re.M)
     assert committed and int(committed.group(2)) > 0, report

@@ -3,7 +3,7 @@
 # whose volatile cache the last cut dropped, check what is on it, then commit events
 # until the host cuts the power.
 #
-#   guest.sh EVENT_SERVER_PORT BINARY load|final PRELOAD CA_FILE
+#   guest.sh EVENT_SERVER_PORT BINARY load|final PRELOAD CA_FILE [BATCH]
 #
 # Check (every boot): mount (ext4 replays its journal), unmount, `e2fsck -fn`, mount again;
 # `outbox export` (the gateway's own open of its store) and `PRAGMA integrity_check`.
@@ -15,9 +15,10 @@
 #   final: `outbox deliver --until-empty`, then `outbox export` once more.
 # PRELOAD (run.py --mutant-no-fsync): a library LD_PRELOADed into the load's processes
 # ("" for none). CA_FILE: the event server's private CA (HTTPS: the host is not loopback
-# to the guest, and plain http goes to loopback only).
+# to the guest, and plain http goes to loopback only). BATCH: events per transaction (the
+# agent's committer takes its whole waiting queue in one; 1 when nothing waits).
 set -u
-port=$1 binary=$2 mode=$3 preload=${4:-} ca_file=$5
+port=$1 binary=$2 mode=$3 preload=${4:-} ca_file=$5 batch=${6:-1}
 results=$RIG_SHARE/results
 state=/mnt/disk/state
 mkdir -p "$results" /mnt/disk
@@ -49,6 +50,9 @@ if [ -e "$state/gateway.sqlite" ]; then
   record export.rc $?
   sqlite3 "$state/gateway.sqlite" "PRAGMA integrity_check" >"$results/integrity.txt" 2>&1
   record integrity.rc $?
+  # The sequence floor (gateway.sqlite-sequence): must lie above every sequence in the
+  # outbox and every one acknowledged, and never go down from one check to the next.
+  [ ! -e "$state/gateway.sqlite-sequence" ] || cp "$state/gateway.sqlite-sequence" "$results/floor.txt"
 else
   record no-store "$(ls -la /mnt/disk 2>&1)"
 fi
@@ -81,4 +85,4 @@ fi
 LD_PRELOAD=$preload "$binary" outbox deliver --config /tmp/gateway.toml >/dev/null 2>"$results/deliver.err" &
 say "load"
 [ -z "$preload" ] || export LD_PRELOAD=$preload
-exec "$binary" outbox enqueue --state-dir "$state" --count 0 --persons 12 --gateway door-power-cut
+exec "$binary" outbox enqueue --state-dir "$state" --count 0 --persons 12 --gateway door-power-cut --batch "$batch"

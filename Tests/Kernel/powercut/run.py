@@ -57,7 +57,8 @@ class Ledger:
         self.acknowledged: set[str] = set()
         self.lost: set[str] = set()
         self.checks = 0
-        self.failures = {"mount": 0, "fsck": 0, "open": 0, "integrity": 0, "write_cache": 0}
+        self.failures = {"mount": 0, "fsck": 0, "open": 0, "integrity": 0, "write_cache": 0, "floor": 0}
+        self.floor = 0  # the highest sequence floor a check found
         self.problems: list[str] = []
         self.mount_options: str | None = None
 
@@ -109,8 +110,33 @@ class Ledger:
             if text("integrity.txt") != "ok":
                 self.failures["integrity"] += 1
                 self.problems.append(f"boot {boot}: integrity_check: {text('integrity.txt')}")
+            self.check_floor(boot, text("floor.txt"), outbox)
         self.compare(boot, outbox)
         return True
+
+    def check_floor(self, boot: int, floor_text: str | None, outbox: dict[str, int]) -> None:
+        """The sequence floor (gateway.sqlite-sequence) is written durably before the
+        commit that uses a sequence at or above it: whatever a cut left, it must lie above
+        every sequence ever committed (in this outbox, acknowledged, received, found by an
+        earlier check) and never below what an earlier check found. Else a database moved
+        aside after this cut would let a fresh one hand out a sequence again."""
+        committed = max([*outbox.values(), *self.keys_by_sequence.keys()], default=0)
+        if floor_text is None:
+            if committed:
+                self.failures["floor"] += 1
+                self.problems.append(f"boot {boot}: no sequence floor file, sequences up to {committed} committed")
+            return
+        try:
+            floor = int(floor_text.splitlines()[0])
+        except (ValueError, IndexError):
+            self.failures["floor"] += 1
+            self.problems.append(f"boot {boot}: the sequence floor file holds {floor_text[:40]!r}")
+            return
+        if floor <= committed or floor < self.floor:
+            self.failures["floor"] += 1
+            self.problems.append(f"boot {boot}: sequence floor {floor}, but sequence {committed} committed "
+                                 f"and an earlier check found {self.floor}")
+        self.floor = max(self.floor, floor)
 
     def compare(self, boot: int, outbox: dict[str, int]) -> None:
         for key, sequence in self.must_survive.items():
@@ -131,7 +157,8 @@ GUEST_SIDE_HOST = "10.0.2.2"
 class Boot:
     """One boot of the guest; `cut_at(...)` kills it -9 and cuts the disk's power."""
 
-    def __init__(self, args, work: pathlib.Path, disk_port: int, server_port: int, mode: str, ca_file: str) -> None:
+    def __init__(self, args, work: pathlib.Path, disk_port: int, server_port: int, mode: str, ca_file: str,
+                 batch: int = 1) -> None:
         self.share = work / "share"
         shutil.rmtree(self.share / "results", ignore_errors=True)
         self.share.mkdir(parents=True, exist_ok=True)
@@ -145,7 +172,7 @@ class Boot:
         self.first_ack: float | None = None
         command = [str(RIG), "run", "--disk", f"nbd://127.0.0.1:{disk_port}", "--pidfile", str(self.pidfile),
                    "--net", "--share", str(self.share), "--timeout", str(args.boot_timeout), "--",
-                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload, ca_file]
+                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload, ca_file, str(batch)]
         self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -237,6 +264,9 @@ def main() -> int:
     parser.add_argument("--unflushed-share", type=float, default=0.5,
                         help="this share of the cuts waits, after its random moment, for the next write that leaves "
                              "the disk's cache non-empty and cuts there")
+    parser.add_argument("--max-batch", type=int, default=4,
+                        help="each boot commits transactions of 1 to this many events (picked per boot): the "
+                             "agent's committer takes its whole waiting queue in one transaction")
     parser.add_argument("--mutant-no-fsync", action="store_true",
                         help="show that the test can fail: the guest's load runs with fsync and fdatasync made "
                              "no-ops (an LD_PRELOAD shim), so commits return before they are on the disk")
@@ -245,6 +275,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.cuts < 1:
         parser.error("--cuts must be positive")
+    if args.max_batch < 1:
+        parser.error("--max-batch must be positive")
     args.binary = str(pathlib.Path(args.binary).resolve())
     if not os.access(args.binary, os.X_OK):
         parser.error(f"no gateway binary at {args.binary} (build it, or set BEACON_GATEWAY_BIN)")
@@ -270,12 +302,15 @@ def main() -> int:
     modes = {"drop": 0, "subset": 0}
     early_cuts = 0
     frozen_cuts = 0
+    batches: dict[int, int] = {}  # events per transaction -> boots
     boot_failures: list[str] = []
     typical_first_commit = 25.0
     try:
         for number in range(1, args.cuts + 1):
             mode = args.cut_mode if args.cut_mode != "both" else rng.choice(["drop", "subset"])
-            boot = Boot(args, work, disk_server.port, events.port, "load", events.ca_file)
+            batch = rng.randint(1, args.max_batch)
+            batches[batch] = batches.get(batch, 0) + 1
+            boot = Boot(args, work, disk_server.port, events.port, "load", events.ca_file, batch)
             if rng.random() < 0.15:
                 # A cut anywhere before the commits: the journal replay, the checks, the
                 # store's opening, ...
@@ -301,10 +336,10 @@ def main() -> int:
             ledger.acknowledge(boot.acks)
             ledger.received(events.snapshot()["events"])
             moment = time.monotonic() - (boot.load_started or boot.started)
-            print(f"cut {number:3d} {mode:6s} at {'load+' if boot.load_started else 'boot+'}{moment:5.1f}s: "
+            print(f"cut {number:3d} {mode:6s} batch {batch} at {'load+' if boot.load_started else 'boot+'}{moment:5.1f}s: "
                   f"{len(boot.acks):4d} commits acknowledged{first_commit(boot)}, {outcome['unflushed_blocks']:3d} "
                   f"unflushed blocks ({outcome['persisted']} written at the cut); lost so far {len(ledger.lost)}, "
-                  f"duplicated {ledger.duplicates()}", flush=True)
+                  f"duplicated {ledger.duplicates()}, floor {ledger.floor} (failures {ledger.failures['floor']})", flush=True)
         cut_seconds = (time.monotonic() - started) / args.cuts
 
         # The last boot: check the last cut, deliver everything, check again.
@@ -334,6 +369,7 @@ def main() -> int:
     print(f"cuts {args.cuts} (cache dropped {modes['drop']}, random half written {modes['subset']}; "
           f"{early_cuts} anywhere before the first commit, the rest while committing, {frozen_cuts} of them "
           f"at a write left unflushed); {cut_seconds:.1f} s per cut")
+    print("boots by events per transaction: " + ", ".join(f"{size}: {count}" for size, count in sorted(batches.items())))
     print(f"events committed {len(final)} in the outbox at the end; {len(ledger.acknowledged)} acknowledged "
           f"on the console; {len(snapshot['events'])} received by the server")
     print(f"lost {len(ledger.lost)}")
@@ -342,6 +378,8 @@ def main() -> int:
     print(f"database open failures {failures['open']}; integrity failures {failures['integrity']}; "
           f"ext4 mount failures {failures['mount']}; e2fsck errors {failures['fsck']}; "
           f"boots that saw no volatile write cache {failures['write_cache']}")
+    print(f"sequence floor failures {failures['floor']} (the highest floor found {ledger.floor}, the highest "
+          f"sequence committed {max(ledger.keys_by_sequence, default=0)})")
     print(f"ext4 mounted {ledger.mount_options}")
     print(f"checks {ledger.checks} of {args.cuts + 1} boots (the others were cut before their check); "
           f"undelivered after the drain {len(undelivered)}")
