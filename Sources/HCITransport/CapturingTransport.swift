@@ -42,6 +42,7 @@ public final class CapturingTransport: HCITransport {
     public var framingErrors: Int { inner.framingErrors }
     public var isExhausted: Bool { inner.isExhausted }
     public var recordedTimeMicroseconds: Int64? { inner.recordedTimeMicroseconds }
+    public var stoppedAtReadLimit: Bool { inner.stoppedAtReadLimit }
     /// Records written to the capture so far.
     public var capturedRecordCount: Int { writer?.recordCount ?? 0 }
 

@@ -25,9 +25,14 @@ final class DescriptorStream {
     static let maximumQueuedBytes = 64 * 1024
     /// Reads per `receive()`, so a flooding controller cannot starve the rest of the loop.
     /// A packet socket gives one packet per read, and the driver may let input gather for
-    /// a while between receives (`TransportDriver.readCoalescing`): 256 reads every 10 ms
-    /// still drain 25,600 reports a second, where 16 would cap the door at 1,600.
+    /// a while between receives (`TransportDriver.readCoalescing`); a receive that stops
+    /// here says so (`stoppedAtReadLimit`) and the driver reads again without gathering,
+    /// so the limit spreads a flood over loop turns and never caps the door's rate.
     static let maximumReadsPerReceive = 256
+    /// `maximumReadsPerReceive`, smaller in tests (a test socket cannot queue 256 packets).
+    let readLimit: Int
+    /// Whether the last `receive()` stopped at `readLimit` (input may wait).
+    private(set) var stoppedAtReadLimit = false
 
     let kind: Kind
     /// Gives a descriptor back: close(2), or a hand-over to a `BackgroundCloser` where
@@ -42,8 +47,10 @@ final class DescriptorStream {
     private var queuedBytes = 0
     private var peerClosed = false
 
-    init(kind: Kind, closeDescriptor: @escaping (Int32) -> Void = DescriptorStream.closeAtOnce) {
+    init(kind: Kind, readLimit: Int = DescriptorStream.maximumReadsPerReceive,
+         closeDescriptor: @escaping (Int32) -> Void = DescriptorStream.closeAtOnce) {
         self.kind = kind
+        self.readLimit = readLimit
         self.closeDescriptor = closeDescriptor
         readBuffer = [UInt8](repeating: 0, count: Self.readBufferSize)
     }
@@ -79,7 +86,9 @@ final class DescriptorStream {
         guard isOpen else { throw .notOpen }
         if peerClosed { throw .closed }
         var reads = 0
-        readLoop: while reads < Self.maximumReadsPerReceive {
+        stoppedAtReadLimit = false
+        defer { stoppedAtReadLimit = reads >= readLimit }
+        readLoop: while reads < readLimit {
             let count = readBuffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
             if count > 0 {
                 reads += 1

@@ -24,6 +24,7 @@ public class DescriptorTransport: HCITransport {
     public var hasPendingOutput: Bool { stream.hasPendingOutput }
     public var framingErrors: Int { stream.framingErrors }
     public var isExhausted: Bool { false }
+    public var stoppedAtReadLimit: Bool { stream.stoppedAtReadLimit }
 
     public func open() throws(TransportError) {
         guard !stream.isOpen else { return }

@@ -48,10 +48,15 @@ public protocol HCITransport: AnyObject {
     /// the Unix epoch: a replay's recorded time. `nil` for live transports, whose packets
     /// arrive now.
     var recordedTimeMicroseconds: Int64? { get }
+    /// `true` when the last `receive()` stopped at its read limit with input still
+    /// waiting: a reader that lets input gather must read again at once, or a door busier
+    /// than the limit per gathering window falls behind and the kernel drops reports.
+    var stoppedAtReadLimit: Bool { get }
 }
 
 extension HCITransport {
     public var recordedTimeMicroseconds: Int64? { nil }
+    public var stoppedAtReadLimit: Bool { false }
 }
 
 extension HCITransport {

@@ -107,7 +107,9 @@ public final class TransportDriver {
                 onExhausted()
                 return
             }
-            if !packets.isEmpty, packets.allSatisfy(\.isAdvertisingReport) { pauseReading() }
+            // Reports alone may wait; a receive cut short by its read limit may not (more is
+            // queued in the kernel, and gathering then would cap the door's rate).
+            if !packets.isEmpty, !transport.stoppedAtReadLimit, packets.allSatisfy(\.isAdvertisingReport) { pauseReading() }
         } catch {
             fail(error)
         }

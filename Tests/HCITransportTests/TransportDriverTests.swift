@@ -143,6 +143,32 @@ final class TransportDriverTests: XCTestCase {
         driver.stop()
     }
 
+    /// A packet socket (the user channel: one packet per read) holding more reports than one
+    /// receive takes is read again at once, not after the gathering window: the read limit
+    /// spreads a flood over loop turns and must not cap the door's rate (256 reads per
+    /// 40 ms would drop a 10,000 reports/s door to 6,400).
+    func testAReceiveCutShortByItsReadLimitReadsAgainWithoutGathering() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0], kind: .packetSocket, readLimit: 4)
+        let peer = ends[1]
+        defer { close(peer); transport.close() }
+        for index in 0 ..< 10 {
+            _ = try writeAll(peer, Packets.advertisingReport(address: UInt8(index + 1), rssi: -50).h4Bytes)
+        }
+        let virtual = VirtualEventLoop()
+        var batches: [(Instant, Int)] = []
+        let driver = TransportDriver(transport: transport, loop: virtual.loop,
+                                     onPackets: { batches.append((virtual.now, $0.count)) }, onFailure: { XCTFail("\($0)") })
+        driver.readCoalescing = .milliseconds(40)
+        driver.start()
+        try virtual.advance(by: .milliseconds(10))
+        XCTAssertEqual(batches.map(\.1), [4, 4, 2])
+        XCTAssertEqual(batches.map(\.0), [.zero, .zero, .zero])
+        XCTAssertTrue(driver.isReadingPaused, "drained: now the reports may gather")
+        driver.stop()
+    }
+
     /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer
     /// (on virtual time: exactly one interval after the packet, and not before).
     func testDriverFlushesACaptureWhileIdle() throws {
@@ -229,8 +255,9 @@ final class TransportDriverTests: XCTestCase {
 
 /// The shared descriptor code behind a socketpair, as the fd transports use it.
 private final class SocketPairTransport: HCITransport {
-    private let stream = DescriptorStream(kind: .socket)
-    init(fd: Int32) {
+    private let stream: DescriptorStream
+    init(fd: Int32, kind: DescriptorStream.Kind = .socket, readLimit: Int = DescriptorStream.maximumReadsPerReceive) {
+        stream = DescriptorStream(kind: kind, readLimit: readLimit)
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         stream.attach(fd)
     }
@@ -240,6 +267,7 @@ private final class SocketPairTransport: HCITransport {
     func close() { stream.close() }
     var fileDescriptor: Int32? { stream.isOpen ? stream.fileDescriptor : nil }
     var hasPendingInput: Bool { false }
+    var stoppedAtReadLimit: Bool { stream.stoppedAtReadLimit }
     func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
     func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
     var hasPendingOutput: Bool { stream.hasPendingOutput }
