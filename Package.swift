@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux"], path: "Sources/Fleet"),
         .target(
             name: "HostDrivers",
-            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal"],
+            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal", "JSONText"],
             path: "Sources/HostDrivers"
         ),
         .target(

@@ -85,7 +85,6 @@ public final class GatewayAgent {
     var presence: PresenceEngine { core.presence }
 
     static let statusInterval: Duration = .seconds(5)
-    static let readCoalescing: Duration = .milliseconds(40)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
@@ -126,11 +125,12 @@ public final class GatewayAgent {
         } catch {
             return .failed(error.message)
         }
-        // 40 ms more per report are nothing to presence (decisions take seconds); a
-        // conversation (commands, a proof) is read at once (see `TransportDriver`); and a
-        // busy door then wakes the agent 25 times a second instead of once per report:
-        // each wake-up costs more than a hundred reports (README, "Benchmarks").
-        link.readCoalescing = Self.readCoalescing
+        // Reports wait up to half a second (the busier the door, the shorter): nothing to
+        // presence, whose decisions take seconds; commands and a proof's exchange are read
+        // at once (see `TransportDriver`); and a busy door wakes the agent a few times a
+        // second instead of once per report, each wake-up costing hundreds of reports'
+        // work (README, "Benchmarks").
+        link.readGathering = ReadGathering()
         self.link = link
         link.onAdvertisingReport = { [unowned self] report, now in self.ingest(report, at: now) }
         link.onAdvertisingReportsEnd = { [unowned self] now in self.finishIngest(at: now) }
@@ -142,7 +142,7 @@ public final class GatewayAgent {
         link.onExhausted = { [unowned self] in
             // A replay has ended, at its last recorded report: visits still open then
             // stay open (the closing line counts them), as they would at a live door.
-            self.log.log(.info, "replay finished")
+            self.log.log(.info, "replay finished" + (self.link?.replayCost.map { ": " + $0 } ?? ""))
             self.loop.stop()
         }
 

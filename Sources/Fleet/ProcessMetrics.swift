@@ -2,17 +2,14 @@
 import Glibc
 #endif
 import CLinux
+import EventLoop
 
 /// The process's own figures and the kernel's clock state, read only when a snapshot is
 /// taken.
 public enum ProcessMetrics {
     /// CPU time and resident memory now; the start time is the caller's (taken at start).
     public static func read(startTimeSeconds: Double) -> ProcessSnapshot {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        let cpu = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-        return ProcessSnapshot(cpuSeconds: cpu, residentBytes: residentBytes(), startTimeSeconds: startTimeSeconds)
+        ProcessSnapshot(cpuSeconds: ProcessCPUTime.seconds(), residentBytes: residentBytes(), startTimeSeconds: startTimeSeconds)
     }
 
     /// The second field of /proc/self/statm (pages), in bytes; 0 when unreadable.

@@ -46,6 +46,51 @@ public struct H4Framer: Sendable {
     ///
     /// Throws when it skipped a byte; call again to continue with the rest of the buffer.
     public mutating func nextPacket() throws(H4FramingError) -> HCIPacket? {
+        var packet = HCIPacket(type: .event, payload: [])
+        return try nextPacket(into: &packet) ? packet : nil
+    }
+
+    /// What `offerNextPacket` did.
+    public enum Offer: Sendable {
+        /// More bytes are needed.
+        case needMoreBytes
+        /// `take` took the packet: it is consumed.
+        case taken
+        /// `take` declined it: it stays next, for `nextPacket`.
+        case declined
+    }
+
+    /// Offers the next complete packet to `take` read in place from the framer's buffer
+    /// (valid only during the call): no copy and no allocation. A packet taken is consumed;
+    /// one declined stays next.
+    ///
+    /// Throws when it skipped a byte; call again to continue with the rest of the buffer.
+    public mutating func offerNextPacket(
+        to take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(H4FramingError) -> Offer {
+        guard let (type, range) = try nextFrame() else { return .needMoreBytes }
+        let taken = buffer.withUnsafeBufferPointer { take(type, UnsafeBufferPointer(rebasing: $0[range])) }
+        guard taken else { return .declined }
+        readIndex = range.upperBound
+        return .taken
+    }
+
+    /// The next complete packet written into `packet`, reusing its payload's room when that
+    /// array is not shared. `false` (and `packet` untouched) when more bytes are needed.
+    ///
+    /// Throws when it skipped a byte; call again to continue with the rest of the buffer.
+    public mutating func nextPacket(into packet: inout HCIPacket) throws(H4FramingError) -> Bool {
+        guard let (type, range) = try nextFrame() else { return false }
+        packet.type = type
+        packet.payload.removeAll(keepingCapacity: true)
+        packet.payload.append(contentsOf: buffer[range])
+        readIndex = range.upperBound
+        return true
+    }
+
+    /// The type and payload bytes of the next complete packet, not yet consumed; `nil` when
+    /// more bytes are needed. Skips (and throws for) a byte that cannot start a packet.
+    private mutating func nextFrame() throws(H4FramingError) -> (HCIPacketType, Range<Int>)? {
         let available = buffer.count - readIndex
         guard available >= 1 else { return nil }
         let type = HCIPacketType(rawValue: buffer[readIndex])
@@ -73,8 +118,6 @@ public struct H4Framer: Sendable {
         }
         let total = headerLength + payloadLength
         guard available >= 1 + total else { return nil }
-        let packet = HCIPacket(type: type, payload: Array(buffer[h ..< h + total]))
-        readIndex = h + total
-        return packet
+        return (type, h ..< h + total)
     }
 }

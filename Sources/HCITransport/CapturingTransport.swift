@@ -78,6 +78,20 @@ public final class CapturingTransport: HCITransport {
         return packets
     }
 
+    /// Packets taken in place are recorded from their bytes (a capture is a debugging aid:
+    /// the copy it makes is its own cost).
+    public func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
+        let received = try inner.receive { type, payload in
+            guard take(type, payload) else { return false }
+            record(HCIPacket(type: type, payload: Array(payload)), .controllerToHost)
+            return true
+        }
+        for packet in received.rest { record(packet, .controllerToHost) }
+        return received
+    }
+
     /// Records the packet once the transport accepted it (queued counts as accepted).
     public func send(_ packet: HCIPacket) throws(TransportError) {
         try inner.send(packet)

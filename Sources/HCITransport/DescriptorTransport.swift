@@ -35,6 +35,11 @@ public class DescriptorTransport: HCITransport {
     /// Nothing to wait for unless the subclass closes in the background.
     public func waitUntilClosed(timeout: Duration) -> Bool { true }
     public func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
+    public func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
+        try stream.receive(offering: take)
+    }
     public func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
     public func flush() throws(TransportError) { try stream.flush() }
 }

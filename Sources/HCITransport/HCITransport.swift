@@ -33,6 +33,14 @@ public protocol HCITransport: AnyObject {
     /// when the connection itself failed (`.closed`, `.io`).
     func receive() throws(TransportError) -> [HCIPacket]
 
+    /// Like `receive()`, but offers the packets first, in order, to `take`, read in place
+    /// from the transport's own buffer (valid only during the call): those it takes are
+    /// handled and gone; from the first it declines on, the packets are returned as
+    /// `receive()` returns them. Transports without such a buffer offer none.
+    func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket])
+
     /// Queues the packet and writes as much as the controller takes now. Whatever it did not
     /// take stays queued (`hasPendingOutput`) and goes out with the next `send` or `flush`.
     func send(_ packet: HCIPacket) throws(TransportError)
@@ -57,6 +65,12 @@ public protocol HCITransport: AnyObject {
 extension HCITransport {
     public var recordedTimeMicroseconds: Int64? { nil }
     public var stoppedAtReadLimit: Bool { false }
+
+    public func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
+        (0, try receive())
+    }
 }
 
 extension HCITransport {

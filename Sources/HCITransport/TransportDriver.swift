@@ -20,20 +20,32 @@ public final class TransportDriver {
     private var captureFlushTimer: EventLoop.TimerHandle?
     public var captureFlushInterval: Duration = .seconds(1)
     /// After a read that delivered advertising reports and nothing else, the descriptor
-    /// is not polled for this long, so what arrives meanwhile is read in one go: a
+    /// is not polled for a while, so what arrives meanwhile is read in one go: a
     /// controller sends every advertising report as a packet of its own, and each wake-up
-    /// (poll, read, a context switch, caches refilled) costs many times what the report
-    /// does. A read with anything else in it (a command's completion, ACL data, a
-    /// connection event) is a conversation under way: reading goes on at once. Zero
-    /// reads whenever anything arrives.
-    public var readCoalescing: Duration = .zero
+    /// costs many times what the report does. How long is `ReadGathering`'s decision, from
+    /// the rate reports arrive at. A read with anything else in it (a command's
+    /// completion, ACL data, a connection event) is a conversation under way: reading goes
+    /// on at once. `nil` reads whenever anything arrives.
+    public var readGathering: ReadGathering?
+    /// When set, each packet read is offered here first, read in place from the
+    /// transport's buffer (valid only during the call), in order; `true` takes it. From the
+    /// first one declined on, packets go to `onPackets`, which is called after every read
+    /// that received anything, with an empty list when all were taken. For advertising
+    /// reports: the packets of a busy door, framed and handled without a copy or an
+    /// allocation, on bytes the read has just brought into cache.
+    public var offerInPlace: ((HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool)?
     private var resumeReadingTimer: EventLoop.TimerHandle?
-    /// After anything is sent, reading is not paused for this long: an answer is awaited
-    /// (a command's completion, a peer's ATT response), and at a busy door the read
-    /// before it would otherwise hold it back for a whole `readCoalescing`.
+    /// Commands sent whose Command Complete or Command Status has not been read yet: while
+    /// any is awaited reading is not paused (the host sends its next command only after the
+    /// answer). Never awaited longer than `answerWait`, in case one goes unanswered.
+    private var commandsAwaitingAnswer = 0
+    private var lastCommandSentAt: Instant?
+    /// After ACL data is sent, reading is not paused for this long: a peer's ATT response
+    /// comes a connection event or more later, and at a busy door the read before it would
+    /// otherwise hold it back for a whole pause.
     public var answerWait: Duration = .milliseconds(250)
-    private var lastSentAt: Instant?
-    /// Input is being let gather (see `readCoalescing`).
+    private var lastDataSentAt: Instant?
+    /// Input is being let gather (see `readGathering`).
     public var isReadingPaused: Bool { resumeReadingTimer != nil }
 
     public init(
@@ -93,15 +105,21 @@ public final class TransportDriver {
     public func send(_ packet: HCIPacket) throws(TransportError) {
         try transport.send(packet)
         armWritableIfNeeded()
-        guard readCoalescing > .zero else { return }
-        lastSentAt = loop.now
+        guard readGathering != nil else { return }
+        if packet.type == .command {
+            commandsAwaitingAnswer += 1
+            lastCommandSentAt = loop.now
+        } else {
+            lastDataSentAt = loop.now
+        }
         if resumeReadingTimer != nil { resumeReading() }
     }
 
     private func readable() {
         do {
-            let packets = try transport.receive()
-            if !packets.isEmpty { onPackets(packets) }
+            // In a function of its own so the packets are let go of before the next read: a
+            // transport frames into the same packets again when nobody else holds them.
+            let (received, reportsOnly) = try deliverReceived()
             if transport.isExhausted, registration != nil {
                 stop()
                 onExhausted()
@@ -109,17 +127,67 @@ public final class TransportDriver {
             }
             // Reports alone may wait; a receive cut short by its read limit may not (more is
             // queued in the kernel, and gathering then would cap the door's rate).
-            if !packets.isEmpty, !transport.stoppedAtReadLimit, packets.allSatisfy(\.isAdvertisingReport) { pauseReading() }
+            if received, reportsOnly, !transport.stoppedAtReadLimit { pauseReading() }
         } catch {
             fail(error)
         }
     }
 
+    /// Receives and hands the packets on: whether there were any, and whether they were all
+    /// advertising reports.
+    private func deliverReceived() throws(TransportError) -> (received: Bool, reportsOnly: Bool) {
+        var taken = 0
+        var reportsTaken = 0
+        let packets: [HCIPacket]
+        if let offerInPlace {
+            (taken, packets) = try transport.receive { type, payload in
+                guard offerInPlace(type, payload) else { return false }
+                if count(type, payload) { reportsTaken += 1 }
+                return true
+            }
+        } else {
+            packets = try transport.receive()
+        }
+        guard taken > 0 || !packets.isEmpty else { return (false, false) }
+        let reports = reportsTaken + countReports(packets)
+        readGathering?.read(advertisingReports: reports)
+        onPackets(packets)
+        return (true, reports == taken + packets.count)
+    }
+
+    /// Counts the advertising reports and the answers to commands awaited.
+    private func countReports(_ packets: [HCIPacket]) -> Int {
+        var reports = 0
+        for packet in packets where packet.payload.withUnsafeBufferPointer({ count(packet.type, $0) }) {
+            reports += 1
+        }
+        return reports
+    }
+
+    /// Whether the packet is an advertising report; an answer to a command awaited is
+    /// counted off.
+    private func count(_ type: HCIPacketType, _ payload: UnsafeBufferPointer<UInt8>) -> Bool {
+        if HCIPacket.isAdvertisingReport(type: type, payload: payload) { return true }
+        if commandsAwaitingAnswer > 0, HCIPacket.isCommandAnswer(type: type, payload: payload) { commandsAwaitingAnswer -= 1 }
+        return false
+    }
+
+    private var isAnswerAwaited: Bool {
+        let now = loop.now
+        if commandsAwaitingAnswer > 0, let lastCommandSentAt {
+            if now - lastCommandSentAt < answerWait { return true }
+            commandsAwaitingAnswer = 0
+        }
+        if let lastDataSentAt, now - lastDataSentAt < answerWait { return true }
+        return false
+    }
+
     private func pauseReading() {
-        guard readCoalescing > .zero, transport.fileDescriptor != nil, resumeReadingTimer == nil, let registration else { return }
-        if let lastSentAt, loop.now - lastSentAt < answerWait { return }
+        guard readGathering != nil, transport.fileDescriptor != nil, resumeReadingTimer == nil, let registration else { return }
+        if isAnswerAwaited { return }
+        guard let pause = readGathering?.pause(at: loop.now) else { return }
         loop.setReadingPaused(registration, true)
-        resumeReadingTimer = loop.schedule(after: readCoalescing) { [weak self] in
+        resumeReadingTimer = loop.schedule(after: pause) { [weak self] in
             guard let self else { return }
             self.resumeReadingTimer = nil
             guard let registration = self.registration else { return }
@@ -166,8 +234,26 @@ public final class TransportDriver {
 extension HCIPacket {
     /// An LE (Extended) Advertising Report event: traffic that may wait a little.
     var isAdvertisingReport: Bool {
+        payload.withUnsafeBufferPointer { Self.isAdvertisingReport(type: type, payload: $0) }
+    }
+
+    static func isAdvertisingReport(type: HCIPacketType, payload: UnsafeBufferPointer<UInt8>) -> Bool {
         guard type == .event, payload.count >= 3, EventCode(rawValue: payload[0]) == .leMeta else { return false }
         let subevent = LESubeventCode(rawValue: payload[2])
         return subevent == .advertisingReport || subevent == .extendedAdvertisingReport
+    }
+
+    /// A Command Complete or Command Status answering a command (opcode 0 only returns
+    /// command credits).
+    static func isCommandAnswer(type: HCIPacketType, payload: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard type == .event, payload.count >= 2 else { return false }
+        let opcodeAt: Int
+        switch EventCode(rawValue: payload[0]) {
+        case .commandComplete: opcodeAt = 3
+        case .commandStatus: opcodeAt = 4
+        default: return false
+        }
+        guard payload.count >= opcodeAt + 2 else { return false }
+        return payload[opcodeAt] != 0 || payload[opcodeAt + 1] != 0
     }
 }

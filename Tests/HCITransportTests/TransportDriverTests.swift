@@ -81,7 +81,7 @@ final class TransportDriverTests: XCTestCase {
                 }
             },
             onFailure: { _ in loop.stop() })
-        driver?.readCoalescing = .seconds(60)
+        driver?.readGathering = .fixed(.seconds(60))
         driver?.answerWait = .seconds(60)
         driver?.start()
         try writeAll(peer, first.h4Bytes)
@@ -118,29 +118,18 @@ final class TransportDriverTests: XCTestCase {
         transport.close()
     }
 
-    /// With read coalescing, a read of advertising reports pauses reading for the interval:
+    /// With read gathering, a read of advertising reports pauses reading for the interval:
     /// a burst that arrives meanwhile is delivered in one batch when it ends, not one
     /// callback per packet.
-    func testReadCoalescingDeliversABurstInOneBatch() throws {
-        var ends: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
-        let transport = SocketPairTransport(fd: ends[0])
-        let peer = ends[1]
-        defer { close(peer); transport.close() }
-        let virtual = VirtualEventLoop()
-        var batches: [(Instant, Int)] = []
-        let driver = TransportDriver(transport: transport, loop: virtual.loop,
-                                     onPackets: { batches.append((virtual.now, $0.count)) }, onFailure: { XCTFail("\($0)") })
-        driver.readCoalescing = .milliseconds(10)
-        driver.start()
-        for (index, at) in [Int64(0), 2, 4, 7, 12].enumerated() {
-            let report = Packets.advertisingReport(address: UInt8(index + 1), rssi: -50)
-            virtual.loop.schedule(after: .milliseconds(at)) { _ = try? writeAll(peer, report.h4Bytes) }
+    func testReadGatheringDeliversABurstInOneBatch() throws {
+        let got = try batches(gathering: .fixed(.milliseconds(10)), for: .milliseconds(50)) { at, peer, _ in
+            for (index, time) in [Int64(0), 2, 4, 7, 12].enumerated() {
+                let report = Packets.advertisingReport(address: UInt8(index + 1), rssi: -50).h4Bytes
+                at(time) { _ = try? writeAll(peer, report) }
+            }
         }
-        try virtual.advance(by: .milliseconds(50))
-        XCTAssertEqual(batches.map(\.1), [1, 3, 1])
-        XCTAssertEqual(batches.map(\.0), [0, 10, 20].map { .zero + .milliseconds($0) })
-        driver.stop()
+        XCTAssertEqual(got.map(\.packets.count), [1, 3, 1])
+        XCTAssertEqual(got.map(\.milliseconds), [0, 10, 20])
     }
 
     /// A packet socket (the user channel: one packet per read) holding more reports than one
@@ -160,13 +149,132 @@ final class TransportDriverTests: XCTestCase {
         var batches: [(Instant, Int)] = []
         let driver = TransportDriver(transport: transport, loop: virtual.loop,
                                      onPackets: { batches.append((virtual.now, $0.count)) }, onFailure: { XCTFail("\($0)") })
-        driver.readCoalescing = .milliseconds(40)
+        driver.readGathering = .fixed(.milliseconds(40))
         driver.start()
         try virtual.advance(by: .milliseconds(10))
         XCTAssertEqual(batches.map(\.1), [4, 4, 2])
         XCTAssertEqual(batches.map(\.0), [.zero, .zero, .zero])
         XCTAssertTrue(driver.isReadingPaused, "drained: now the reports may gather")
         driver.stop()
+    }
+
+    /// A driver over a socketpair on virtual time, and the times and sizes of the batches
+    /// it delivers; the peer's writes and the driver's sends come from `script`'s timers.
+    private func batches(
+        gathering: ReadGathering, answerWait: Duration = .seconds(60), for duration: Duration,
+        offerInPlace: ((HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool)? = nil,
+        script: (_ at: (Int64, @escaping () -> Void) -> Void, _ peer: Int32, _ driver: TransportDriver) -> Void
+    ) throws -> [(milliseconds: Int64, packets: [HCIPacket])] {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        let peer = ends[1]
+        defer { close(peer); transport.close() }
+        let virtual = VirtualEventLoop()
+        var batches: [(Int64, [HCIPacket])] = []
+        let driver = TransportDriver(transport: transport, loop: virtual.loop,
+                                     onPackets: { batches.append((virtual.now.nanoseconds / 1_000_000, $0)) },
+                                     onFailure: { XCTFail("\($0)") })
+        driver.readGathering = gathering
+        driver.answerWait = answerWait
+        driver.offerInPlace = offerInPlace
+        driver.start()
+        script({ milliseconds, body in virtual.loop.schedule(after: .milliseconds(milliseconds), body) }, peer, driver)
+        try virtual.advance(by: duration)
+        driver.stop()
+        return batches
+    }
+
+    /// A command sent keeps reading live until its Command Complete is read, however long
+    /// `answerWait` is; then reports gather again.
+    func testACommandIsAwaitedUntilItsAnswerThenReportsGatherAgain() throws {
+        let report = Packets.advertisingReport(address: 1, rssi: -50).h4Bytes
+        let got = try batches(gathering: .fixed(.milliseconds(40)), for: .milliseconds(100)) { at, peer, driver in
+            at(0) { _ = try? writeAll(peer, report) }
+            at(5) { try? driver.send(Packets.reset) }
+            at(6) { _ = try? writeAll(peer, report) }
+            at(7) { _ = try? writeAll(peer, Packets.resetComplete.h4Bytes) }
+            at(8) { _ = try? writeAll(peer, report) }
+            at(9) { _ = try? writeAll(peer, report) }
+            at(20) { _ = try? writeAll(peer, report) }
+        }
+        // 0: read, pause; 5: the send ends the pause; 6: read at once (answer awaited);
+        // 7: the answer; 8: reports alone again, pause to 48, when 9's and 20's come together.
+        XCTAssertEqual(got.map(\.milliseconds), [0, 6, 7, 8, 48])
+        XCTAssertEqual(got.map(\.packets.count), [1, 1, 1, 1, 2])
+    }
+
+    /// ACL data sent (an ATT request) keeps reading live for `answerWait`: the peer's answer
+    /// comes some connection events later and cannot be told from other ACL data here.
+    func testDataSentKeepsReadingLiveForTheAnswerWait() throws {
+        let report = Packets.advertisingReport(address: 1, rssi: -50).h4Bytes
+        let got = try batches(gathering: .fixed(.milliseconds(40)), answerWait: .milliseconds(100), for: .milliseconds(200)) { at, peer, driver in
+            at(5) { try? driver.send(Packets.acl) }
+            at(6) { _ = try? writeAll(peer, report) }
+            at(50) { _ = try? writeAll(peer, report) }
+            at(120) { _ = try? writeAll(peer, report) }
+            at(130) { _ = try? writeAll(peer, report) }
+        }
+        XCTAssertEqual(got.map(\.milliseconds), [6, 50, 120, 160])
+    }
+
+    /// At a steady rate the pause settles where a wake-up finds `reportsPerWakeUp` reports.
+    func testThePauseFollowsTheRate() throws {
+        let gathering = ReadGathering(reportsPerWakeUp: 50, shortest: .milliseconds(10), longest: .milliseconds(250))
+        let got = try batches(gathering: gathering, for: .milliseconds(1_000)) { at, peer, _ in
+            // 500 reports a second, one every 2 ms: 50 take 100 ms.
+            for tick in 0 ..< 200 {
+                let report = Packets.advertisingReport(address: UInt8(tick % 200 + 1), rssi: -50).h4Bytes
+                at(Int64(tick) * 2) { _ = try? writeAll(peer, report) }
+            }
+        }
+        let gaps = zip(got.dropFirst(), got).map { $0.milliseconds - $1.milliseconds }
+        // The first read (at 0) pauses for the shortest, nothing being measured yet; the
+        // second finds 5 reports in those 10 ms, so 50 take 100 ms; and so on at that rate
+        // until the last 44 (written from 312 to 398 ms).
+        XCTAssertEqual(gaps, [10, 100, 100, 100, 100])
+        XCTAssertEqual(got.map(\.packets.count), [1, 5, 50, 50, 50, 44])
+    }
+
+    /// Offered in place: reports are taken in order, the first packet declined and all after
+    /// it come as packets, and a read whose packets were all taken still ends in
+    /// `onPackets` (with none), so the owner knows the read is over.
+    func testPacketsOfferedInPlaceAreTakenInOrderUntilOneIsDeclined() throws {
+        var taken: [HCIPacket] = []
+        let reports = (1 ... 3).map { Packets.advertisingReport(address: UInt8($0), rssi: -50) }
+        let got = try batches(gathering: .fixed(.milliseconds(40)), for: .milliseconds(100), offerInPlace: { type, payload in
+            let packet = HCIPacket(type: type, payload: Array(payload))
+            guard packet.isAdvertisingReport else { return false }
+            taken.append(packet)
+            return true
+        }) { at, peer, driver in
+            at(0) { _ = try? writeAll(peer, reports[0].h4Bytes + reports[1].h4Bytes) }
+            at(50) { _ = try? writeAll(peer, reports[2].h4Bytes + Packets.resetComplete.h4Bytes + reports[0].h4Bytes) }
+        }
+        XCTAssertEqual(got.map(\.milliseconds), [0, 50])
+        XCTAssertEqual(got.map(\.packets), [[], [Packets.resetComplete, reports[0]]], "all taken; then the answer and what came after it")
+        XCTAssertEqual(taken, [reports[0], reports[1], reports[2]])
+    }
+
+    /// A close from inside an offer (a callback that stops the transport) ends the
+    /// offering: the framer is not touched while its buffer is lent out, and nothing of the
+    /// old connection comes back.
+    func testClosingFromInsideAnOfferEndsIt() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        let transport = SocketPairTransport(fd: ends[0])
+        defer { close(ends[1]) }
+        try writeAll(ends[1], (1 ... 3).flatMap { Packets.advertisingReport(address: UInt8($0), rssi: -50).h4Bytes } + Packets.resetComplete.h4Bytes)
+        var offered = 0
+        let received = try transport.receive { _, _ in
+            offered += 1
+            transport.close()
+            return true
+        }
+        XCTAssertEqual(offered, 1)
+        XCTAssertEqual(received.taken, 1)
+        XCTAssertEqual(received.rest, [])
+        XCTAssertFalse(transport.isOpen)
     }
 
     /// A quiet radio still gets its capture onto the disk: the driver flushes it on a timer
@@ -269,6 +377,11 @@ private final class SocketPairTransport: HCITransport {
     var hasPendingInput: Bool { false }
     var stoppedAtReadLimit: Bool { stream.stoppedAtReadLimit }
     func receive() throws(TransportError) -> [HCIPacket] { try stream.receive() }
+    func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
+        try stream.receive(offering: take)
+    }
     func send(_ packet: HCIPacket) throws(TransportError) { try stream.send(packet) }
     var hasPendingOutput: Bool { stream.hasPendingOutput }
     func flush() throws(TransportError) { try stream.flush() }

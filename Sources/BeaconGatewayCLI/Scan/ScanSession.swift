@@ -92,7 +92,10 @@ final class ScanSession {
             self.fatal = error.message
             self.loop.stop()
         }
-        link.onExhausted = { [unowned self] in self.loop.stop() }
+        link.onExhausted = { [unowned self] in
+            self.log.log(.info, "replay finished" + (self.link?.replayCost.map { ": " + $0 } ?? ""))
+            self.loop.stop()
+        }
 
         if !replay, options.output != .finalTable {
             scheduleTick()
