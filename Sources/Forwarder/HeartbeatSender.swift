@@ -71,10 +71,8 @@ public final class HeartbeatSender {
         switch result {
         case let .response(status, _) where (200 ..< 300).contains(status):
             onOutcome(.sent(status: status))
-        case let .response(status, _):
-            onOutcome(.failed("HTTP \(status)"))
-        case let .failure(failure):
-            onOutcome(.failed(failure.message))
+        default:
+            onOutcome(.failed(result.failureText))
         }
     }
 }

@@ -69,10 +69,8 @@ public final class RosterFetcher {
             onOutcome(.roster(etag: answer?.etag, body: answer?.body ?? []))
         case .response(304, _):
             onOutcome(.notModified)
-        case let .response(status, _):
-            onOutcome(.failed("HTTP \(status)"))
-        case let .failure(failure):
-            onOutcome(.failed(failure.message))
+        default:
+            onOutcome(.failed(result.failureText))
         }
     }
 }
