@@ -6,6 +6,15 @@ public enum AttemptResult: Hashable, Sendable {
     case response(status: Int, retryAfter: String?)
     /// No answer: the request failed below HTTP.
     case failure(TransportFailure)
+
+    /// How the attempt reads when its owner counts it a failed request (the heartbeat's and
+    /// the roster fetch's `failed` outcomes): its status, or libcurl's words.
+    var failureText: String {
+        switch self {
+        case let .response(status, _): "HTTP \(status)"
+        case let .failure(failure): failure.message
+        }
+    }
 }
 
 /// A failure below HTTP, sorted into what an operator can act on.

@@ -5,12 +5,6 @@ import GatewayCore
 import Glibc
 #endif
 
-/// The body and ETag of an answer whose request asked to keep them.
-struct ReceivedAnswer {
-    var etag: String?
-    var body: [UInt8]
-}
-
 /// libcurl's multi interface on the event loop: curl tells us (socket and timer
 /// callbacks) which descriptors to watch and when to wake it; the loop calls back and we
 /// hand the event to `curl_multi_socket_action`. Nothing here ever blocks the loop.

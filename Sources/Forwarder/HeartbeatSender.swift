@@ -18,9 +18,8 @@ public final class HeartbeatSender {
     }
 
     public private(set) var configuration: ForwarderConfiguration
-    private let transfers: any TransferSession
+    private let request: SingleRequestDriver
     private var caBundle: [UInt8]?
-    private var inFlight: UInt64?
     private let onOutcome: (Outcome) -> Void
 
     public convenience init(loop: EventLoop, configuration: ForwarderConfiguration,
@@ -35,12 +34,8 @@ public final class HeartbeatSender {
         self.configuration = configuration
         self.onOutcome = onOutcome
         caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        self.transfers = transfers
-        transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
-    }
-
-    deinit {
-        transfers.cancelAll()
+        request = SingleRequestDriver(transfers: transfers)
+        request.onFinished = { [unowned self] result, _ in self.finished(result) }
     }
 
     /// New settings (SIGHUP); a heartbeat in flight finishes with the old ones.
@@ -50,13 +45,12 @@ public final class HeartbeatSender {
     }
 
     public func stop() {
-        transfers.cancelAll()
-        inFlight = nil
+        request.cancel()
     }
 
     /// Sends one heartbeat with this JSON body.
     public func send(body: String) {
-        guard inFlight == nil else {
+        guard !request.isBusy else {
             onOutcome(.skipped)
             return
         }
@@ -64,27 +58,21 @@ public final class HeartbeatSender {
             onOutcome(.failed("a header value holds a control character"))
             return
         }
-        let request = TransferRequest(
-            url: configuration.heartbeatURL, headers: headers, body: Array(body.utf8),
-            timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle)
         do {
-            inFlight = try transfers.start(request)
+            try request.start(TransferRequest(
+                url: configuration.heartbeatURL, headers: headers, body: Array(body.utf8),
+                timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle))
         } catch {
             onOutcome(.failed("\(error)"))
         }
     }
 
-    private func finished(_ completions: [TransferCompletion]) {
-        for (id, result) in completions where id == inFlight {
-            inFlight = nil
-            switch result {
-            case let .response(status, _) where (200 ..< 300).contains(status):
-                onOutcome(.sent(status: status))
-            case let .response(status, _):
-                onOutcome(.failed("HTTP \(status)"))
-            case let .failure(failure):
-                onOutcome(.failed(failure.message))
-            }
+    private func finished(_ result: AttemptResult) {
+        switch result {
+        case let .response(status, _) where (200 ..< 300).contains(status):
+            onOutcome(.sent(status: status))
+        default:
+            onOutcome(.failed(result.failureText))
         }
     }
 }

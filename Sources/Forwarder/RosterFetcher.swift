@@ -16,11 +16,9 @@ public final class RosterFetcher {
     }
 
     public private(set) var configuration: ForwarderConfiguration
-    private let transfers: HTTPTransfers
+    private let request: SingleRequestDriver
     private let answerLimit: Int
     private var caBundle: [UInt8]?
-    private var inFlight: UInt64?
-    private var answer: ReceivedAnswer?
     private let onOutcome: (Outcome) -> Void
 
     public init(loop: EventLoop, configuration: ForwarderConfiguration, answerLimit: Int,
@@ -29,16 +27,11 @@ public final class RosterFetcher {
         self.answerLimit = answerLimit
         self.onOutcome = onOutcome
         caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        transfers = try HTTPTransfers(loop: loop, maxConnections: 1)
-        transfers.onAnswer = { [unowned self] id, answer in if id == self.inFlight { self.answer = answer } }
-        transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
+        request = SingleRequestDriver(transfers: try HTTPTransfers(loop: loop, maxConnections: 1))
+        request.onFinished = { [unowned self] result, answer in self.finished(result, answer: answer) }
     }
 
-    deinit {
-        transfers.cancelAll()
-    }
-
-    public var isFetching: Bool { inFlight != nil }
+    public var isFetching: Bool { request.isBusy }
 
     /// New settings (SIGHUP); a request in flight finishes with the old ones.
     public func reload(_ configuration: ForwarderConfiguration) throws(ForwarderError) {
@@ -47,47 +40,37 @@ public final class RosterFetcher {
     }
 
     public func stop() {
-        transfers.cancelAll()
-        inFlight = nil
-        answer = nil
+        request.cancel()
     }
 
     /// Sends one request; its outcome comes through `onOutcome` (later, never from here
     /// unless the request could not even start).
     public func fetch(ifNoneMatch etag: String?) {
-        guard inFlight == nil else { return }
+        guard !request.isBusy else { return }
         guard var headers = RequestHeaders.rosterLines(configuration: configuration) else {
             onOutcome(.failed("a header value holds a control character"))
             return
         }
         // An ETag we could not send safely is not sent: the server then answers in full.
         if let etag, RequestHeaders.isSafe(etag), !etag.isEmpty { headers.append("If-None-Match: \(etag)") }
-        let request = TransferRequest(
-            url: configuration.rosterURL, headers: headers, body: [],
-            timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle,
-            isGet: true, answerLimit: answerLimit)
         do {
-            inFlight = try transfers.start(request)
+            try request.start(TransferRequest(
+                url: configuration.rosterURL, headers: headers, body: [],
+                timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle,
+                isGet: true, answerLimit: answerLimit))
         } catch {
             onOutcome(.failed("\(error)"))
         }
     }
 
-    private func finished(_ completions: [TransferCompletion]) {
-        for (id, result) in completions where id == inFlight {
-            inFlight = nil
-            let kept = answer
-            answer = nil
-            switch result {
-            case .response(200, _):
-                onOutcome(.roster(etag: kept?.etag, body: kept?.body ?? []))
-            case .response(304, _):
-                onOutcome(.notModified)
-            case let .response(status, _):
-                onOutcome(.failed("HTTP \(status)"))
-            case let .failure(failure):
-                onOutcome(.failed(failure.message))
-            }
+    private func finished(_ result: AttemptResult, answer: ReceivedAnswer?) {
+        switch result {
+        case .response(200, _):
+            onOutcome(.roster(etag: answer?.etag, body: answer?.body ?? []))
+        case .response(304, _):
+            onOutcome(.notModified)
+        default:
+            onOutcome(.failed(result.failureText))
         }
     }
 }
