@@ -288,6 +288,7 @@ struct ConfigurationDecoder {
     ) -> [Person]? {
         var persons = [Person]()
         persons.reserveCapacity(tables.count)
+        registry.reserveCapacity(persons: tables.count)
         var complete = complete
         for var table in tables {
             defer { table.reportUnknownKeys() }
@@ -407,6 +408,14 @@ struct PersonRegistry {
 
     init() {}
 
+    /// Room for `count` more persons of a tag each, and as many identities: a roster's
+    /// thousands of persons otherwise rehash each table a dozen times as it grows.
+    mutating func reserveCapacity(persons count: Int) {
+        personIDs.reserveCapacity(personIDs.count + count)
+        tagIDs.reserveCapacity(tagIDs.count + count)
+        identities.reserveCapacity(identities.count + count)
+    }
+
     /// Every id and identity of the configuration file's persons.
     init(configurationFile persons: [Person]) {
         for (personIndex, person) in persons.enumerated() {
@@ -423,7 +432,7 @@ struct PersonRegistry {
 
 /// 64 hex digits → 32 bytes.
 func parseKey(_ utf8: [UInt8]) -> [UInt8]? {
-    TagIdentity.parseHex(Substring(String(decoding: utf8, as: UTF8.self)), byteCount: 32)
+    utf8.withUnsafeBufferPointer { HexText.bytes($0, byteCount: 32) }
 }
 
 /// Without leading and trailing ASCII whitespace (files usually end with a newline).
