@@ -12,6 +12,30 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     /// (most significant byte first, as written in configuration files).
     case irk([UInt8])
 
+    /// The bytes in one call rather than one per byte as the synthesized hash did:
+    /// registering and matching a roster's thousands of identities hashes each of them
+    /// several times. Equal identities have equal bytes, so this agrees with `==`.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .iBeacon(uuid, major, minor):
+            hasher.combine(0 as UInt8)
+            uuid.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(major)
+            hasher.combine(minor)
+        case let .eddystoneUID(namespace, instance):
+            hasher.combine(1 as UInt8)
+            namespace.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(instance.count)
+            instance.withUnsafeBytes { hasher.combine(bytes: $0) }
+        case let .address(address):
+            hasher.combine(2 as UInt8)
+            hasher.combine(address)
+        case let .irk(key):
+            hasher.combine(3 as UInt8)
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
     /// The configuration key this identity is written under.
     public var configurationKey: String {
         switch self {

@@ -79,3 +79,32 @@ final class TagIdentityParsingTests: XCTestCase {
         }
     }
 }
+
+extension TagIdentityParsingTests {
+    /// The hand-written hash agrees with `==`: one identity however it was written is one
+    /// key; identities differing in any field or kind are different keys.
+    func testEqualIdentitiesHashEqual() throws {
+        let pairs: [(String, String, String)] = [
+            ("ibeacon", "\(uuidText):100:1", "\(uuidText.uppercased()):0100:+1"),
+            ("eddystone_uid", "edd1ebeac04e5defa017:0123456789ab", "EDD1EBEAC04E5DEFA017:0123456789AB"),
+            ("address", "C0:11:22:33:44:55", "c0-11-22-33-44-55"),
+            ("irk", "00112233445566778899aabbccddeeff", "00112233445566778899AABBCCDDEEFF"),
+        ]
+        for (key, one, other) in pairs {
+            let a = try TagIdentity.parse(key: key, value: one), b = try TagIdentity.parse(key: key, value: other)
+            XCTAssertEqual(a, b)
+            XCTAssertEqual(a.hashValue, b.hashValue, key)
+        }
+        let distinct: Set<TagIdentity> = [
+            try TagIdentity.parse(key: "ibeacon", value: "\(uuidText):100:1"),
+            try TagIdentity.parse(key: "ibeacon", value: "\(uuidText):1:100"),
+            try TagIdentity.parse(key: "ibeacon", value: "\(uuidText):100:2"),
+            try TagIdentity.parse(key: "eddystone_uid", value: "edd1ebeac04e5defa017:0123456789ab"),
+            try TagIdentity.parse(key: "eddystone_uid", value: "edd1ebeac04e5defa017:0123456789ac"),
+            try TagIdentity.parse(key: "address", value: "C0:11:22:33:44:55"),
+            try TagIdentity.parse(key: "irk", value: "00112233445566778899aabbccddeeff"),
+            .irk(uuidBytes), .iBeacon(uuid: uuidBytes, major: 100, minor: 1),
+        ]
+        XCTAssertEqual(distinct.count, 8, "the iBeacon written twice is one element, the rest are distinct")
+    }
+}
