@@ -293,7 +293,8 @@ struct ConfigurationDecoder {
         for var table in tables {
             defer { table.reportUnknownKeys() }
             let id = table.identifier("id")
-            if !table.contains("id") { table.reportMissing("id") }
+            // A read id was there: no second lookup for each of thousands of roster tables.
+            if id == nil, !table.contains("id") { table.reportMissing("id") }
             if let id {
                 if let first = registry.personIDs[id] {
                     table.report("id", "duplicate person id \(quoted(id)), already used by \(describe(first))")
@@ -339,7 +340,8 @@ struct ConfigurationDecoder {
 
     private func decodeTag(_ table: inout TableReader, registry: inout PersonRegistry) -> Tag? {
         let id = table.identifier("id")
-        if !table.contains("id") { table.reportMissing("id") }
+        // A read id was there: no second lookup for each of thousands of roster tables.
+        if id == nil, !table.contains("id") { table.reportMissing("id") }
         if let id {
             if let first = registry.tagIDs[id] {
                 table.report("id", "duplicate tag id \(quoted(id)), already used by \(describe(first))")
@@ -372,7 +374,7 @@ struct ConfigurationDecoder {
                 }
             }
         }
-        if !identityKeys.contains(where: { table.contains($0) }) {
+        if tagIdentities.isEmpty, !identityKeys.contains(where: { table.contains($0) }) {
             diagnostics.report(table.path, "a tag needs at least one identity: ibeacon, \(diagnostics.documentKey("eddystone_uid")), address or irk")
         }
 

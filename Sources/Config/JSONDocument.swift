@@ -67,12 +67,14 @@ enum JSONDocument {
         mutating func object(depth: Int) throws(SyntaxError) -> ConfigValue {
             guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
             position += 1
-            var members: [String: ConfigValue] = [:]
             skipSpace()
             if current == UInt8(ascii: "}") {
                 position += 1
-                return .table(members)
+                return .table([:])
             }
+            // A roster's persons and tags have three keys or more: room for three at once
+            // spares the two reallocations growing from one would take.
+            var members = [String: ConfigValue](minimumCapacity: 3)
             while true {
                 skipSpace()
                 guard current == UInt8(ascii: "\"") else { throw error("a key in double quotes was expected") }
