@@ -410,12 +410,13 @@ struct PersonRegistry {
 
     init() {}
 
-    /// Room for `count` more persons of a tag each, and as many identities: a roster's
-    /// thousands of persons otherwise rehash each table a dozen times as it grows.
+    /// Room for `count` more persons of a tag each with two identities (an iBeacon and
+    /// an address, say): a roster's thousands of persons otherwise rehash each table a
+    /// dozen times as it grows.
     mutating func reserveCapacity(persons count: Int) {
         personIDs.reserveCapacity(personIDs.count + count)
         tagIDs.reserveCapacity(tagIDs.count + count)
-        identities.reserveCapacity(identities.count + count)
+        identities.reserveCapacity(identities.count + 2 * count)
     }
 
     /// Every id and identity of the configuration file's persons.

@@ -56,7 +56,9 @@ public enum HexText {
 
 extension StringProtocol {
     /// `body` over the text's UTF-8 bytes, without a copy when the text is stored
-    /// contiguously (a native String or a Substring of one).
+    /// contiguously (a native String or a Substring of one). Inlinable so that callers in
+    /// other modules get it specialized for String instead of through generic dispatch.
+    @inlinable
     public func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
         if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
         return Array(utf8).withUnsafeBufferPointer(body)
