@@ -15,10 +15,11 @@ public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConv
         self = address
     }
 
-    /// The text form as UTF-8 bytes. What it accepts is what splitting the text at every
-    /// run of `:` and `-` and reading each part with `UInt8(part, radix: 16)` accepted (the
-    /// parser before this one): six parts of two bytes each, a part being two hex digits
-    /// or `+` and one; separators may lead, trail, repeat and mix.
+    /// The text form as UTF-8 bytes (see ``HexText`` for why bytes). It accepts exactly
+    /// what splitting at every run of `:` and `-` and reading each part with
+    /// `UInt8(part, radix: 16)` accepts, so configurations valid so far stay valid: six
+    /// parts of two bytes, a part being two hex digits or `+` and one; separators may
+    /// lead, trail, repeat and mix.
     public init?(utf8: UnsafeBufferPointer<UInt8>) {
         var value: UInt64 = 0
         var parts = 0
