@@ -14,11 +14,21 @@ struct ConfigPath: Hashable, Sendable, CustomStringConvertible {
     static let root = ConfigPath(components: [])
 
     func appending(_ key: String) -> ConfigPath {
-        ConfigPath(components: components + [.key(key)])
+        appending(component: .key(key))
     }
 
     func appending(element ordinal: Int) -> ConfigPath {
-        ConfigPath(components: components + [.element(ordinal)])
+        appending(component: .element(ordinal))
+    }
+
+    /// One allocation, not the two of `components + [component]`: every table of a
+    /// 5,000-person roster gets a path.
+    private func appending(component: Component) -> ConfigPath {
+        var extended = [Component]()
+        extended.reserveCapacity(components.count + 1)
+        extended.append(contentsOf: components)
+        extended.append(component)
+        return ConfigPath(components: extended)
     }
 
     var parent: ConfigPath? {

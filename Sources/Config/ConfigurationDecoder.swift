@@ -288,11 +288,13 @@ struct ConfigurationDecoder {
     ) -> [Person]? {
         var persons = [Person]()
         persons.reserveCapacity(tables.count)
+        registry.reserveCapacity(persons: tables.count)
         var complete = complete
         for var table in tables {
             defer { table.reportUnknownKeys() }
             let id = table.identifier("id")
-            if !table.contains("id") { table.reportMissing("id") }
+            // A read id was there: no second lookup for each of thousands of roster tables.
+            if id == nil, !table.contains("id") { table.reportMissing("id") }
             if let id {
                 if let first = registry.personIDs[id] {
                     table.report("id", "duplicate person id \(quoted(id)), already used by \(describe(first))")
@@ -338,7 +340,8 @@ struct ConfigurationDecoder {
 
     private func decodeTag(_ table: inout TableReader, registry: inout PersonRegistry) -> Tag? {
         let id = table.identifier("id")
-        if !table.contains("id") { table.reportMissing("id") }
+        // A read id was there: no second lookup for each of thousands of roster tables.
+        if id == nil, !table.contains("id") { table.reportMissing("id") }
         if let id {
             if let first = registry.tagIDs[id] {
                 table.report("id", "duplicate tag id \(quoted(id)), already used by \(describe(first))")
@@ -371,7 +374,7 @@ struct ConfigurationDecoder {
                 }
             }
         }
-        if !identityKeys.contains(where: { table.contains($0) }) {
+        if tagIdentities.isEmpty, !identityKeys.contains(where: { table.contains($0) }) {
             diagnostics.report(table.path, "a tag needs at least one identity: ibeacon, \(diagnostics.documentKey("eddystone_uid")), address or irk")
         }
 
@@ -407,6 +410,15 @@ struct PersonRegistry {
 
     init() {}
 
+    /// Room for `count` more persons of a tag each with two identities (an iBeacon and
+    /// an address, say): a roster's thousands of persons otherwise rehash each table a
+    /// dozen times as it grows.
+    mutating func reserveCapacity(persons count: Int) {
+        personIDs.reserveCapacity(personIDs.count + count)
+        tagIDs.reserveCapacity(tagIDs.count + count)
+        identities.reserveCapacity(identities.count + 2 * count)
+    }
+
     /// Every id and identity of the configuration file's persons.
     init(configurationFile persons: [Person]) {
         for (personIndex, person) in persons.enumerated() {
@@ -423,7 +435,7 @@ struct PersonRegistry {
 
 /// 64 hex digits → 32 bytes.
 func parseKey(_ utf8: [UInt8]) -> [UInt8]? {
-    TagIdentity.parseHex(Substring(String(decoding: utf8, as: UTF8.self)), byteCount: 32)
+    utf8.withUnsafeBufferPointer { HexText.bytes($0, byteCount: 32) }
 }
 
 /// Without leading and trailing ASCII whitespace (files usually end with a newline).

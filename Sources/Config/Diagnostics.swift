@@ -70,13 +70,19 @@ enum DocumentDialect: Hashable, Sendable {
     /// A JSON document: camelCase keys, plural array names, elements counted from 0.
     case json
 
-    /// The configuration's names that a JSON document spells differently.
-    static let jsonNames = [
-        "person": "persons", "tag": "tags", "require_proof": "requireProof", "eddystone_uid": "eddystoneUid",
-    ]
-
+    /// The name under which a document of this dialect holds the configuration's `key`:
+    /// a JSON document spells a few differently. A switch, not a dictionary: every key a
+    /// table reader asks for passes here, and comparing short strings costs less than
+    /// hashing them.
     func documentKey(_ key: String) -> String {
-        self == .toml ? key : Self.jsonNames[key] ?? key
+        guard self == .json else { return key }
+        switch key {
+        case "person": return "persons"
+        case "tag": return "tags"
+        case "require_proof": return "requireProof"
+        case "eddystone_uid": return "eddystoneUid"
+        default: return key
+        }
     }
 
     func describe(_ path: ConfigPath) -> String {

@@ -1,3 +1,5 @@
+import HCI
+
 /// A strict JSON (RFC 8259) reader into ``ConfigValue``s, for documents validated by the
 /// configuration's own rules (a server roster, see docs/fleet.md). Bounded: nesting at
 /// most ``maximumDepth`` deep; the caller bounds the size.
@@ -65,12 +67,14 @@ enum JSONDocument {
         mutating func object(depth: Int) throws(SyntaxError) -> ConfigValue {
             guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
             position += 1
-            var members: [String: ConfigValue] = [:]
             skipSpace()
             if current == UInt8(ascii: "}") {
                 position += 1
-                return .table(members)
+                return .table([:])
             }
+            // A roster's persons and tags have three keys or more: room for three at once
+            // spares the two reallocations growing from one would take.
+            var members = [String: ConfigValue](minimumCapacity: 3)
             while true {
                 skipSpace()
                 guard current == UInt8(ascii: "\"") else { throw error("a key in double quotes was expected") }
@@ -118,11 +122,20 @@ enum JSONDocument {
             position += 1
             let start = position
             // The common case, no escapes: one copy straight from the document.
-            while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { position += 1 }
-            if current == UInt8(ascii: "\"") {
-                let slice = bytes[start ..< position]
+            var ascii = true
+            while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+                if byte >= 0x80 { ascii = false }
                 position += 1
-                guard let text = String(validating: slice, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+            }
+            if current == UInt8(ascii: "\"") {
+                let end = position
+                position += 1
+                // ASCII is valid UTF-8 as it stands: decoding it is a plain copy, while
+                // `String(validating:)` goes through generic code (a tenth of a roster's parse).
+                if ascii {
+                    return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start ..< end]), as: UTF8.self) }
+                }
+                guard let text = String(validating: bytes[start ..< end], as: UTF8.self) else { throw error("a string is not valid UTF-8") }
                 return text
             }
             var scalars = Array(bytes[start ..< position])
@@ -178,14 +191,7 @@ enum JSONDocument {
             guard bytes.count - position >= 4 else { throw error("\\u needs four hex digits") }
             var code: UInt32 = 0
             for _ in 0 ..< 4 {
-                let byte = bytes[position]
-                let digit: UInt8
-                switch byte {
-                case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-                case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-                case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-                default: throw error("\\u needs four hex digits")
-                }
+                guard let digit = HexText.digit(bytes[position]) else { throw error("\\u needs four hex digits") }
                 code = code << 4 | UInt32(digit)
                 position += 1
             }

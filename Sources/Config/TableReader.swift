@@ -54,13 +54,28 @@ struct TableReader {
     /// that end up in logs, JSON and HTTP headers.
     mutating func text(_ key: String, maximumLength: Int = 128) -> String? {
         guard let text = string(key) else { return nil }
-        guard !text.isEmpty, text.unicodeScalars.count <= maximumLength,
-              !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-        else {
+        guard !text.isEmpty, Self.isShortWithoutControls(text, maximumLength: maximumLength) else {
             report(key, "must be 1 to \(maximumLength) characters without control characters, got \(quoted(text))")
             return nil
         }
         return text
+    }
+
+    /// At most `maximumLength` scalars, none of them a control character (Unicode general
+    /// category Cc). ASCII text, nearly every name, is checked on its bytes: there Cc is
+    /// exactly 0x00–0x1F and 0x7F, and a byte is a scalar.
+    private static func isShortWithoutControls(_ text: String, maximumLength: Int) -> Bool {
+        var ascii = true
+        for byte in text.utf8 {
+            if byte >= 0x80 {
+                ascii = false
+                break
+            }
+            if byte < 0x20 || byte == 0x7F { return false }
+        }
+        if ascii { return text.utf8.count <= maximumLength }
+        return text.unicodeScalars.count <= maximumLength
+            && !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     }
 
     /// An id: it goes into idempotency keys (`|`-separated), URLs and headers, so only a
@@ -183,7 +198,10 @@ struct TableReader {
     mutating func tables(_ key: String) -> [TableReader]? {
         guard let value = value(key) else { return nil }
         let tablePath = path(key)
-        let header = "[[\(ConfigPath(components: tablePath.components.filter { if case .key = $0 { true } else { false } }))]]"
+        // Only a message needs it: not built for the thousands of valid arrays of a roster.
+        var header: String {
+            "[[\(ConfigPath(components: tablePath.components.filter { if case .key = $0 { true } else { false } }))]]"
+        }
         guard case let .array(elements) = value else {
             report(key, "must be an array of tables (write \(header)), got \(value.typeName)")
             return nil
@@ -204,6 +222,8 @@ struct TableReader {
     /// Reports every key of the table that no accessor asked for, with a suggestion when it
     /// looks like a typo of a known one.
     func reportUnknownKeys() {
+        // The common case, every key known, without building the lists a message needs.
+        guard values.keys.contains(where: { key in !known.contains { diagnostics.documentKey($0) == key } }) else { return }
         let knownHere = known.map(diagnostics.documentKey)
         for key in values.keys.sorted() where !knownHere.contains(key) {
             let keyPath = diagnostics.dialect == .toml ? path(key) : ConfigPath(components: path.components + [.literal(key)])

@@ -12,6 +12,30 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     /// (most significant byte first, as written in configuration files).
     case irk([UInt8])
 
+    /// The bytes in one call rather than one per byte as the synthesized hash did:
+    /// registering and matching a roster's thousands of identities hashes each of them
+    /// several times. Equal identities have equal bytes, so this agrees with `==`.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case let .iBeacon(uuid, major, minor):
+            hasher.combine(0 as UInt8)
+            uuid.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(major)
+            hasher.combine(minor)
+        case let .eddystoneUID(namespace, instance):
+            hasher.combine(1 as UInt8)
+            namespace.withUnsafeBytes { hasher.combine(bytes: $0) }
+            hasher.combine(instance.count)
+            instance.withUnsafeBytes { hasher.combine(bytes: $0) }
+        case let .address(address):
+            hasher.combine(2 as UInt8)
+            hasher.combine(address)
+        case let .irk(key):
+            hasher.combine(3 as UInt8)
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
     /// The configuration key this identity is written under.
     public var configurationKey: String {
         switch self {
@@ -46,43 +70,78 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses the value of one identity key of a `[[person.tag]]` table.
     public static func parse(key: String, value: String) throws(ParseError) -> TagIdentity {
+        let identity: TagIdentity?
+        let expected: String
         switch key {
         case "ibeacon":
-            let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 3, let uuid = parseUUID(parts[0]),
-                  let major = UInt16(parts[1]), let minor = UInt16(parts[2])
-            else {
-                throw .invalid(key: key, expected: "\"UUID:MAJOR:MINOR\" with a 36-character UUID and MAJOR, MINOR in 0…65535, e.g. \"e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1\"")
-            }
-            return .iBeacon(uuid: uuid, major: major, minor: minor)
+            identity = value.withUTF8Bytes(parseIBeacon)
+            expected = "\"UUID:MAJOR:MINOR\" with a 36-character UUID and MAJOR, MINOR in 0…65535, e.g. \"e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1\""
         case "eddystone_uid":
-            let parts = value.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count == 2, let namespace = parseHex(parts[0], byteCount: 10),
-                  let instance = parseHex(parts[1], byteCount: 6)
-            else {
-                throw .invalid(key: key, expected: "\"NAMESPACE:INSTANCE\" in hex, 20 and 12 digits, e.g. \"edd1ebeac04e5defa017:0123456789ab\"")
-            }
-            return .eddystoneUID(namespace: namespace, instance: instance)
+            identity = value.withUTF8Bytes(parseEddystoneUID)
+            expected = "\"NAMESPACE:INSTANCE\" in hex, 20 and 12 digits, e.g. \"edd1ebeac04e5defa017:0123456789ab\""
         case "address":
-            guard let address = BluetoothAddress(value) else {
-                throw .invalid(key: key, expected: "a Bluetooth address \"AA:BB:CC:DD:EE:FF\"")
-            }
-            return .address(address)
+            identity = value.withUTF8Bytes(BluetoothAddress.init(utf8:)).map(TagIdentity.address)
+            expected = "a Bluetooth address \"AA:BB:CC:DD:EE:FF\""
         case "irk":
-            guard let key16 = parseHex(Substring(value), byteCount: 16) else {
-                throw .invalid(key: key, expected: "32 hex digits (a 128-bit identity resolving key)")
-            }
-            return .irk(key16)
+            identity = value.withUTF8Bytes { HexText.bytes($0, byteCount: 16) }.map(TagIdentity.irk)
+            expected = "32 hex digits (a 128-bit identity resolving key)"
         default:
             throw .unknownKey(key)
         }
+        guard let identity else { throw .invalid(key: key, expected: expected) }
+        return identity
+    }
+
+    /// `UUID:MAJOR:MINOR`: exactly two colons, MAJOR and MINOR as `UInt16(_:)` reads them.
+    private static func parseIBeacon(_ utf8: UnsafeBufferPointer<UInt8>) -> TagIdentity? {
+        guard let fields = colonFields(utf8, count: 3), let uuid = parseUUID(fields[0]),
+              let major = HexText.decimalUInt16(fields[1]), let minor = HexText.decimalUInt16(fields[2])
+        else { return nil }
+        return .iBeacon(uuid: uuid, major: major, minor: minor)
+    }
+
+    /// `NAMESPACE:INSTANCE`: exactly one colon, 20 and 12 hex digits.
+    private static func parseEddystoneUID(_ utf8: UnsafeBufferPointer<UInt8>) -> TagIdentity? {
+        guard let fields = colonFields(utf8, count: 2), let namespace = HexText.bytes(fields[0], byteCount: 10),
+              let instance = HexText.bytes(fields[1], byteCount: 6)
+        else { return nil }
+        return .eddystoneUID(namespace: namespace, instance: instance)
+    }
+
+    /// The text between colons (empty fields kept), when there are exactly `count` fields.
+    private static func colonFields(_ utf8: UnsafeBufferPointer<UInt8>, count: Int) -> [UnsafeBufferPointer<UInt8>]? {
+        var fields = [UnsafeBufferPointer<UInt8>]()
+        fields.reserveCapacity(count)
+        var start = 0
+        for index in 0 ... utf8.count where index == utf8.count || utf8[index] == UInt8(ascii: ":") {
+            guard fields.count < count else { return nil }
+            fields.append(UnsafeBufferPointer(rebasing: utf8[start ..< index]))
+            start = index + 1
+        }
+        return fields.count == count ? fields : nil
     }
 
     /// Parses `8-4-4-4-12` hex UUID text into its 16 bytes, most significant first.
     public static func parseUUID(_ text: Substring) -> [UInt8]? {
-        let groups = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard groups.map(\.count) == [8, 4, 4, 4, 12] else { return nil }
-        return parseHex(Substring(groups.joined()), byteCount: 16)
+        text.withUTF8Bytes(parseUUID)
+    }
+
+    /// `8-4-4-4-12` as UTF-8: 36 bytes, `-` at offsets 8, 13, 18 and 23, hex digits
+    /// (either case) everywhere else.
+    static func parseUUID(_ utf8: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard utf8.count == 36 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var offset = 0
+        for index in 0 ..< 16 {
+            if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                guard utf8[offset] == UInt8(ascii: "-") else { return nil }
+                offset += 1
+            }
+            guard let high = HexText.digit(utf8[offset]), let low = HexText.digit(utf8[offset + 1]) else { return nil }
+            bytes[index] = high << 4 | low
+            offset += 2
+        }
+        return bytes
     }
 
     public static func formatUUID(_ bytes: [UInt8]) -> String {
@@ -94,26 +153,7 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
 
     /// Exactly `byteCount` bytes of hex digits, either case; nothing else.
     public static func parseHex(_ text: Substring, byteCount: Int) -> [UInt8]? {
-        let utf8 = Array(text.utf8)
-        guard utf8.count == byteCount * 2 else { return nil }
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(byteCount)
-        var index = 0
-        while index < utf8.count {
-            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0") ... UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a") ... UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A") ... UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        text.withUTF8Bytes { HexText.bytes($0, byteCount: byteCount) }
     }
 }
 

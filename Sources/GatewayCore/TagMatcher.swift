@@ -85,7 +85,12 @@ public struct TagMatcher: Sendable {
         byEddystoneUID = [:]
         irks = []
         conflicts = []
+        // Sized for a tag of one identity each at once: a server roster's thousands of
+        // tags would otherwise rehash these tables a dozen times as they grow.
         var owners: [TagIdentity: Int] = [:]
+        owners.reserveCapacity(newTags.count)
+        byAddress.reserveCapacity(newTags.count)
+        byIBeacon.reserveCapacity(newTags.count)
         for (index, tag) in newTags.enumerated() {
             let index32 = Int32(clamping: index)
             for identity in tag.identities {

@@ -11,14 +11,39 @@ public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConv
 
     /// Parses `AA:BB:CC:DD:EE:FF` (hex digits in either case; `-` also accepted as separator).
     public init?(_ text: some StringProtocol) {
-        let parts = text.split(whereSeparator: { $0 == ":" || $0 == "-" })
-        guard parts.count == 6 else { return nil }
+        guard let address = text.withUTF8Bytes(BluetoothAddress.init(utf8:)) else { return nil }
+        self = address
+    }
+
+    /// The text form as UTF-8 bytes (see ``HexText`` for why bytes). It accepts exactly
+    /// what splitting at every run of `:` and `-` and reading each part with
+    /// `UInt8(part, radix: 16)` accepts, so configurations valid so far stay valid: six
+    /// parts of two bytes, a part being two hex digits or `+` and one; separators may
+    /// lead, trail, repeat and mix.
+    public init?(utf8: UnsafeBufferPointer<UInt8>) {
         var value: UInt64 = 0
-        for part in parts {
-            guard part.count == 2, let byte = UInt8(part, radix: 16) else { return nil }
-            value = value << 8 | UInt64(byte)
+        var parts = 0
+        var index = 0
+        while index < utf8.count {
+            if Self.isSeparator(utf8[index]) {
+                index += 1
+                continue
+            }
+            let start = index
+            while index < utf8.count, !Self.isSeparator(utf8[index]) { index += 1 }
+            guard index - start == 2, parts < 6 else { return nil }
+            let high: UInt8?
+            if utf8[start] == UInt8(ascii: "+") { high = 0 } else { high = HexText.digit(utf8[start]) }
+            guard let high, let low = HexText.digit(utf8[start + 1]) else { return nil }
+            value = value << 8 | UInt64(high << 4 | low)
+            parts += 1
         }
+        guard parts == 6 else { return nil }
         rawValue = value
+    }
+
+    private static func isSeparator(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: ":") || byte == UInt8(ascii: "-")
     }
 
     public static func < (lhs: BluetoothAddress, rhs: BluetoothAddress) -> Bool { lhs.rawValue < rhs.rawValue }

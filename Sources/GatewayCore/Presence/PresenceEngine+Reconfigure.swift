@@ -14,9 +14,12 @@ extension PresenceEngine {
         let now = monotonic(time)
         let old = self
 
+        // Built only if someone has an open visit, and once: a search of the new persons
+        // for each of them would be quadratic at a busy door under a large roster.
+        lazy var newIds = Set(newPersons.lazy.map(\.id))
         for person in old.persons.indices {
             let slot = old.persons[person]
-            guard slot.state.hasOpenVisit, !newPersons.contains(where: { $0.id == slot.id }) else { continue }
+            guard slot.state.hasOpenVisit, !newIds.contains(slot.id) else { continue }
             let since = slot.state == .unconfirmed ? slot.unconfirmedSince : now
             let series = slot.state == .unconfirmed ? slot.unconfirmedSeries : []
             counters.checkouts &+= 1

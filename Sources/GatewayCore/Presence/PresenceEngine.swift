@@ -155,6 +155,10 @@ public struct PresenceEngine: Sendable {
         persons = []
         tags = []
         personById = [:]
+        // Sized at once, not grown: a server roster lays out thousands of persons per switch.
+        persons.reserveCapacity(newPersons.count)
+        tags.reserveCapacity(newPersons.count)
+        personById.reserveCapacity(newPersons.count)
         var maxIndex = -1
         for person in newPersons where personById[person.id] == nil {
             let personSlot = Int32(persons.count)
