@@ -23,6 +23,17 @@ private struct ScriptedController {
         scheduler = ConnectScheduler(configuration: configuration)
     }
 
+    /// A roomy controller whose accept-list request for `peers` (tag i: peers[i]) was armed
+    /// at 0 s, with the log emptied.
+    static func armed(_ configuration: ConnectScheduler.Configuration = .init(), peers: [ConnectPeer]) -> ScriptedController {
+        var c = ScriptedController(configuration)
+        c.apply(c.scheduler.controllerReady(roomy, now: c.now))
+        for (index, peer) in peers.enumerated() { c.apply(c.scheduler.want(tagIndex: index, peer: peer, now: c.now)) }
+        c.answerAll()
+        c.log.removeAll()
+        return c
+    }
+
     mutating func apply(_ actions: [ConnectAction]) {
         log.append(contentsOf: actions)
         for action in actions {
@@ -92,6 +103,17 @@ private struct ScriptedController {
     }
 
     var readRSSICount: Int { log.filter { if case .readRSSI = $0 { true } else { false } }.count }
+
+    /// HCI commands the scheduler asked for: each one costs the agent a wake-up for its answer.
+    var commandCount: Int {
+        log.filter {
+            switch $0 {
+            case .clearAcceptList, .addToAcceptList, .removeFromAcceptList, .createConnectionFromAcceptList,
+                 .createConnection, .cancelCreateConnection: true
+            default: false
+            }
+        }.count
+    }
 }
 
 private func peer(_ n: UInt64) -> ConnectPeer {
@@ -99,6 +121,8 @@ private func peer(_ n: UInt64) -> ConnectPeer {
 }
 
 private func at(_ s: Int64) -> Instant { Instant(nanoseconds: s * 1_000_000_000) }
+
+private func atMilliseconds(_ ms: Int64) -> Instant { Instant(nanoseconds: ms * 1_000_000) }
 
 private let roomy = ConnectScheduler.Capabilities(acceptListSize: 8, canScanWhileInitiating: true)
 
@@ -131,12 +155,12 @@ final class ConnectSchedulerTests: XCTestCase {
     }
 
     func testChangeWhileArmedGoesThroughCancelThenUpdateThenRearm() {
-        var c = ScriptedController()
-        c.apply(c.scheduler.controllerReady(roomy, now: c.now))
-        c.apply(c.scheduler.want(tagIndex: 0, peer: peer(1), now: c.now))
-        c.answerAll()
-        c.log.removeAll()
+        var c = ScriptedController.armed(peers: [peer(1)])
         c.apply(c.scheduler.want(tagIndex: 1, peer: peer(2), now: c.now))
+        XCTAssertEqual(c.log, [], "armed just now: the change settles first")
+        XCTAssertEqual(c.scheduler.nextDeadline, at(1))
+        c.now = at(1)
+        c.apply(c.scheduler.timerFired(now: c.now))
         XCTAssertEqual(c.log, [.cancelCreateConnection])
         XCTAssertEqual(c.scheduler.phase, .disarming)
         // The cancel's Command Complete alone is not enough: Connection Complete 0x02 follows.
@@ -159,7 +183,9 @@ final class ConnectSchedulerTests: XCTestCase {
         c.apply(c.scheduler.controllerReady(roomy, now: c.now))
         c.apply(c.scheduler.want(tagIndex: 0, peer: peer(1), now: c.now))
         c.answerAll()
+        c.now = at(1) // past the settle: the want cancels at once
         c.apply(c.scheduler.want(tagIndex: 1, peer: peer(2), now: c.now))
+        XCTAssertEqual(c.log.last, .cancelCreateConnection)
         // The tag connected before the controller saw the cancel, which then answers 0x0C.
         c.unanswered.removeAll()
         XCTAssertTrue(c.advertise(peer(1), handle: 7))
@@ -350,4 +376,90 @@ final class ConnectSchedulerTests: XCTestCase {
         XCTAssertEqual(c.scheduler.phase, .disarmed)
         XCTAssertNil(c.scheduler.nextDeadline)
     }
+
+    /// Tags 1…5 wanted 100 ms apart while tag 0's request has been armed since 0 s.
+    private func burstOfWants(settle: Duration) -> ScriptedController {
+        var c = ScriptedController.armed(.init(selectionSettle: settle), peers: [peer(0)])
+        for i in 1...5 {
+            c.advance(to: atMilliseconds(Int64(i) * 100))
+            c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now))
+            c.answerAll()
+        }
+        return c
+    }
+
+    func testABurstOfWantsWithinTheSettleCostsOneRearm() {
+        var c = burstOfWants(settle: .seconds(1))
+        XCTAssertEqual(c.commandCount, 0, "\(c.log)")
+        XCTAssertEqual(c.scheduler.nextDeadline, at(1), "re-armed once the request has been armed for the settle")
+        c.advance(to: atMilliseconds(999))
+        XCTAssertEqual(c.commandCount, 0)
+        c.advance(to: at(1))
+        XCTAssertEqual(c.log, [.cancelCreateConnection] + (1...5).map { .addToAcceptList(peer(UInt64($0))) } + [.createConnectionFromAcceptList])
+        XCTAssertEqual(c.acceptList, Set((0...5).map { peer(UInt64($0)) }))
+        XCTAssertEqual(c.scheduler.phase, .armed)
+        XCTAssertNil(c.scheduler.nextDeadline, "settled: no timer left")
+        c.advance(to: at(30))
+        XCTAssertEqual(c.commandCount, 7)
+
+        // The same burst re-arming at every change, as with no settle.
+        var immediate = burstOfWants(settle: .zero)
+        immediate.advance(to: at(30))
+        XCTAssertEqual(immediate.commandCount, 15, "cancel, add, create for each of the five wants")
+        XCTAssertEqual(immediate.acceptList, c.acceptList)
+    }
+
+    func testAWantAfterTheSettleRearmsAtOnce() {
+        var c = ScriptedController.armed(peers: [peer(0)])
+        c.advance(to: atMilliseconds(1_500))
+        c.apply(c.scheduler.want(tagIndex: 1, peer: peer(1), now: c.now))
+        XCTAssertEqual(c.log, [.cancelCreateConnection])
+        c.answerAll()
+        XCTAssertEqual(c.log, [.cancelCreateConnection, .addToAcceptList(peer(1)), .createConnectionFromAcceptList])
+        XCTAssertEqual(c.scheduler.phase, .armed)
+    }
+
+    func testAWantTakenBackWithinTheSettleCostsNothing() {
+        var c = ScriptedController.armed(peers: [peer(0)])
+        c.apply(c.scheduler.want(tagIndex: 1, peer: peer(1), now: c.now))
+        XCTAssertEqual(c.scheduler.nextDeadline, at(1))
+        c.apply(c.scheduler.unwant(tagIndex: 1, now: c.now))
+        XCTAssertNil(c.scheduler.nextDeadline)
+        c.advance(to: at(5))
+        XCTAssertEqual(c.commandCount, 0)
+        XCTAssertEqual(c.scheduler.phase, .armed)
+    }
+
+    func testUrgentChangesDisarmAtOnceEvenWhileASelectionChangeSettles() {
+        // A listed tag no longer wanted: the request could connect it.
+        var c = ScriptedController.armed(peers: [peer(0), peer(1)])
+        c.apply(c.scheduler.want(tagIndex: 2, peer: peer(2), now: c.now))
+        XCTAssertEqual(c.log, [])
+        c.now = atMilliseconds(200)
+        c.apply(c.scheduler.unwant(tagIndex: 0, now: c.now))
+        XCTAssertEqual(c.log, [.cancelCreateConnection])
+        c.answerAll()
+        XCTAssertEqual(c.acceptList, [peer(1), peer(2)])
+
+        // A listed tag's address changed: the old entry is stale.
+        c.now = atMilliseconds(300)
+        c.log.removeAll()
+        c.apply(c.scheduler.want(tagIndex: 1, peer: peer(11), now: c.now))
+        XCTAssertEqual(c.log, [.cancelCreateConnection])
+        c.answerAll()
+        XCTAssertEqual(c.acceptList, [peer(11), peer(2)])
+
+        // The connection limit is reached (a connection in the peripheral role does not end
+        // initiating): no request may stay outstanding.
+        var limited = ScriptedController.armed(.init(maxConnections: 1), peers: [peer(0)])
+        limited.apply(limited.scheduler.want(tagIndex: 1, peer: peer(1), now: limited.now))
+        XCTAssertEqual(limited.log, [])
+        limited.now = atMilliseconds(100)
+        limited.apply(limited.scheduler.connectionCompleted(status: .success, handle: 3, role: .peripheral, peerAddress: peer(9).address,
+                                                            peerAddressType: .randomDevice, now: limited.now))
+        XCTAssertEqual(limited.log, [.cancelCreateConnection])
+        limited.answerAll()
+        XCTAssertEqual(limited.scheduler.phase, .disarmed)
+    }
+
 }

@@ -2,27 +2,55 @@ import EventLoop
 import HCI
 
 extension ConnectScheduler {
+    /// How an armed request stands against the wanted set.
+    enum ArmedFit {
+        case fits
+        /// Every tag in the accept list is still wanted and unconnected; only who else
+        /// should be in it changed (arrivals, or a fairer order). The request still serves
+        /// wanted tags, so it may wait out `selectionSettle`.
+        case selectionChanged
+        /// The request must go now: the connection limit is reached, or it could connect
+        /// a tag that is unwanted, already connected, or no longer at that address.
+        case unfit
+    }
+
     /// Brings the controller in line with the wanted set: arms when disarmed, disarms
-    /// when an armed request no longer fits. Called after every input.
+    /// when an armed request no longer fits, or, when only the selection changed, once
+    /// the request has been armed for `selectionSettle`. Called after every input.
     mutating func reconcile(now: Instant, into actions: inout [ConnectAction]) {
         switch state {
         case .unavailable, .arming, .disarming, .waiting:
             return
         case .armed(let target, _):
-            if !armedRequestStillFits(target) { disarm(into: &actions) }
+            switch armedFit(target) {
+            case .fits:
+                reArmAt = nil
+            case .unfit:
+                disarm(into: &actions)
+            case .selectionChanged:
+                let settled = armedAt + configuration.selectionSettle
+                if settled <= now {
+                    disarm(into: &actions)
+                } else {
+                    reArmAt = settled
+                }
+            }
         case .disarmed:
             arm(now: now, into: &actions)
         }
     }
 
-    private func armedRequestStillFits(_ target: Target) -> Bool {
-        guard connections.count < connectionLimit else { return false }
+    private func armedFit(_ target: Target) -> ArmedFit {
+        guard connections.count < connectionLimit else { return .unfit }
         switch target {
         case .acceptList:
-            let selection = self.selection
-            return !selection.isEmpty && selection == acceptList
+            let pending = self.pending
+            let selection = self.selection(of: pending)
+            guard !selection.isEmpty, let acceptList else { return .unfit }
+            if selection == acceptList { return .fits }
+            return acceptList.isSubset(of: pending.map(\.wanted.peer)) ? .selectionChanged : .unfit
         case .direct(let tagIndex):
-            return wanted[tagIndex] != nil && !isConnected(tagIndex)
+            return wanted[tagIndex] != nil && !isConnected(tagIndex) ? .fits : .unfit
         }
     }
 
@@ -37,7 +65,7 @@ extension ConnectScheduler {
             let next = pending[0]
             pauseScanningIfNeeded(into: &actions)
             actions.append(.createConnection(direct: next.wanted.peer))
-            state = .armed(.direct(tagIndex: next.index), until: now + turnLength(configuration.directRotation))
+            enterArmed(.direct(tagIndex: next.index), until: now + turnLength(configuration.directRotation), now: now)
         case .acceptList:
             var updates: [ConnectAction] = []
             let selection = self.selection
@@ -59,7 +87,7 @@ extension ConnectScheduler {
                 let until: Instant? = overflows
                     ? now + turnLength(configuration.acceptListRotation)
                     : (capabilities.canScanWhileInitiating ? nil : now + configuration.alternation)
-                state = .armed(.acceptList, until: until)
+                enterArmed(.acceptList, until: until, now: now)
             } else {
                 // Optimistic: the list as it will be; failures are taken back one by one.
                 acceptList = selection
@@ -67,6 +95,12 @@ extension ConnectScheduler {
                 state = .arming(outstanding: updates.count)
             }
         }
+    }
+
+    private mutating func enterArmed(_ target: Target, until: Instant?, now: Instant) {
+        armedAt = now
+        reArmAt = nil
+        state = .armed(target, until: until)
     }
 
     private func turnLength(_ rotation: Duration) -> Duration {
@@ -79,6 +113,7 @@ extension ConnectScheduler {
 
     mutating func disarm(into actions: inout [ConnectAction]) {
         actions.append(.cancelCreateConnection)
+        reArmAt = nil
         state = .disarming(cancelAnswered: false, initiatingEnded: false)
     }
 

@@ -137,7 +137,7 @@ extension ConnectScheduler {
     }
 
     /// Call at `nextDeadline`: Read RSSI turns, direct and overflow rotation, scanning
-    /// turns, retries after a refusal.
+    /// turns, retries after a refusal, the end of a selection change's settle.
     public mutating func timerFired(now: Instant) -> [ConnectAction] {
         var actions: [ConnectAction] = []
         for (handle, connection) in connections.sorted(by: { $0.key < $1.key }) {
@@ -159,6 +159,8 @@ extension ConnectScheduler {
             }
             if !capabilities.canScanWhileInitiating { takeScanningTurn = true }
             disarm(into: &actions)
+        case .armed where reArmAt.map({ $0 <= now }) ?? false:
+            reconcile(now: now, into: &actions)
         case .waiting(let until) where until <= now:
             state = .disarmed
             reconcile(now: now, into: &actions)

@@ -11,10 +11,13 @@ import HCI
 ///
 /// In accept-list mode an armed request stays outstanding for as long as the wanted set
 /// does not change: a tag that starts advertising minutes later is connected by the same
-/// request. Timers exist only where one request cannot serve every wanted tag: direct
-/// mode (one peer at a time, rotated), more wanted tags than accept-list entries
-/// (rotated), a controller that cannot scan while initiating (turns), and after the
-/// controller refused a create-connection (retry).
+/// request. A change that leaves the request serving only wanted tags settles first
+/// (`selectionSettle`), so a crowd arriving costs at most one re-arm a second rather than
+/// one per arrival. Timers exist only
+/// where one request cannot serve every wanted tag: direct mode (one peer at a time,
+/// rotated), more wanted tags than accept-list entries (rotated), a controller that
+/// cannot scan while initiating (turns), after the controller refused a create-connection
+/// (retry), and while a change of the wanted set settles.
 public struct ConnectScheduler: Sendable {
     public enum Mode: Hashable, Sendable {
         case acceptList
@@ -34,11 +37,17 @@ public struct ConnectScheduler: Sendable {
         public var retryAfterRefusal: Duration
         /// Accept-list size assumed when the controller did not say.
         public var assumedAcceptListSize: Int
+        /// How long an accept-list request stays armed before a change of the wanted
+        /// selection re-arms it. Every re-arm is a cancel, list updates and a new
+        /// create-connection, each a command the agent wakes up for; at a crowded door
+        /// arrivals come faster than that, so the changes of one settle share one re-arm.
+        /// It bounds the extra wait of a newly wanted tag. Zero re-arms at every change.
+        public var selectionSettle: Duration
 
         public init(mode: Mode = .acceptList, maxConnections: Int = 4, directRotation: Duration = .seconds(5),
                     acceptListRotation: Duration = .seconds(10), rssiInterval: Duration = .seconds(1),
                     alternation: Duration = .seconds(2), retryAfterRefusal: Duration = .seconds(1),
-                    assumedAcceptListSize: Int = 8) {
+                    assumedAcceptListSize: Int = 8, selectionSettle: Duration = .seconds(1)) {
             self.mode = mode
             self.maxConnections = maxConnections
             self.directRotation = directRotation
@@ -47,6 +56,7 @@ public struct ConnectScheduler: Sendable {
             self.alternation = alternation
             self.retryAfterRefusal = retryAfterRefusal
             self.assumedAcceptListSize = assumedAcceptListSize
+            self.selectionSettle = selectionSettle
         }
     }
 
@@ -119,6 +129,11 @@ public struct ConnectScheduler: Sendable {
     var scanningPaused = false
     var takeScanningTurn = false
     var serveCounter: UInt64 = 0
+    /// When the current request was armed (meaningful while armed).
+    var armedAt = Instant.zero
+    /// While armed: the wanted selection changed and the request is re-armed for it at
+    /// this instant (`armedAt + selectionSettle`); nil when the request still fits.
+    var reArmAt: Instant?
 
     public init(configuration: Configuration = .init()) {
         self.configuration = configuration
@@ -155,7 +170,9 @@ public struct ConnectScheduler: Sendable {
             deadline = instant
         }
         switch state {
-        case .armed(_, let until): consider(until)
+        case .armed(_, let until):
+            consider(until)
+            consider(reArmAt)
         case .waiting(let until): consider(until)
         default: break
         }
@@ -186,7 +203,9 @@ public struct ConnectScheduler: Sendable {
     }
 
     /// The peers the accept list should hold now.
-    var selection: Set<ConnectPeer> {
+    var selection: Set<ConnectPeer> { selection(of: pending) }
+
+    func selection(of pending: [(index: Int, wanted: Wanted)]) -> Set<ConnectPeer> {
         Set(pending.prefix(effectiveCapacity).map(\.wanted.peer))
     }
 
