@@ -46,8 +46,10 @@ public struct H4Framer: Sendable {
     ///
     /// Throws when it skipped a byte; call again to continue with the rest of the buffer.
     public mutating func nextPacket() throws(H4FramingError) -> HCIPacket? {
-        var packet = HCIPacket(type: .event, payload: [])
-        return try nextPacket(into: &packet) ? packet : nil
+        guard let (type, range) = try nextFrame() else { return nil }
+        let packet = HCIPacket(type: type, payload: Array(buffer[range]))
+        readIndex = range.upperBound
+        return packet
     }
 
     /// What `offerNextPacket` did.
@@ -73,19 +75,6 @@ public struct H4Framer: Sendable {
         guard taken else { return .declined }
         readIndex = range.upperBound
         return .taken
-    }
-
-    /// The next complete packet written into `packet`, reusing its payload's room when that
-    /// array is not shared. `false` (and `packet` untouched) when more bytes are needed.
-    ///
-    /// Throws when it skipped a byte; call again to continue with the rest of the buffer.
-    public mutating func nextPacket(into packet: inout HCIPacket) throws(H4FramingError) -> Bool {
-        guard let (type, range) = try nextFrame() else { return false }
-        packet.type = type
-        packet.payload.removeAll(keepingCapacity: true)
-        packet.payload.append(contentsOf: buffer[range])
-        readIndex = range.upperBound
-        return true
     }
 
     /// The type and payload bytes of the next complete packet, not yet consumed; `nil` when

@@ -42,17 +42,6 @@ final class DescriptorStream {
     private var framer = H4Framer()
     private(set) var framingErrors = 0
     private var readBuffer: [UInt8]
-    /// The packets of the last `receive()`, kept and framed into again: a busy door's
-    /// receive frames hundreds of packets, and allocating each one's payload (and growing
-    /// the array afresh, which makes glibc consolidate its free lists at every doubling)
-    /// took a fifth of the agent's CPU at 3,000 reports/s (`perf record`). A payload the
-    /// host kept is shared, and is replaced rather than overwritten.
-    private var packets: [HCIPacket] = []
-    /// Packets of earlier receives that the last one did not need, framed into next:
-    /// a read of one answer between two of hundreds of reports keeps the hundreds' room.
-    private var sparePackets: [HCIPacket] = []
-    /// At most this many are kept spare (about 100 bytes each).
-    static let maximumSparePackets = 4096
     private var outgoing: [[UInt8]] = []
     private var outgoingOffset = 0
     private var queuedBytes = 0
@@ -97,8 +86,6 @@ final class DescriptorStream {
         queuedBytes = 0
         generation += 1
         if !isOffering { framer.reset() }
-        packets.removeAll()
-        sparePackets.removeAll()
     }
 
     func receive() throws(TransportError) -> [HCIPacket] {
@@ -170,23 +157,18 @@ final class DescriptorStream {
         }
     }
 
+    /// The packets left after what was offered in place: at a busy door a few answers
+    /// and events, so each is allocated.
     private func drainFramer() -> [HCIPacket] {
-        var count = 0
+        var packets: [HCIPacket] = []
         while true {
-            if count == packets.count { packets.append(sparePackets.popLast() ?? HCIPacket(type: .event, payload: [])) }
             do {
-                guard try framer.nextPacket(into: &packets[count]) else { break }
-                count += 1
+                guard let packet = try framer.nextPacket() else { return packets }
+                packets.append(packet)
             } catch {
                 framingErrors += 1
             }
         }
-        if packets.count > count {
-            let room = max(0, Self.maximumSparePackets - sparePackets.count)
-            sparePackets.append(contentsOf: packets[count ..< min(packets.count, count + room)])
-            packets.removeLast(packets.count - count)
-        }
-        return packets
     }
 
     func send(_ packet: HCIPacket) throws(TransportError) {

@@ -117,8 +117,6 @@ public final class TransportDriver {
 
     private func readable() {
         do {
-            // In a function of its own so the packets are let go of before the next read: a
-            // transport frames into the same packets again when nobody else holds them.
             let (received, reportsOnly) = try deliverReceived()
             if transport.isExhausted, registration != nil {
                 stop()
