@@ -90,6 +90,11 @@ public final class ControllerLink {
 
     /// Stops everything and gives the controller back (for `hciN`, to the kernel; that
     /// finishes in the background: see `waitUntilClosed(timeout:)`).
+    deinit {
+        driver?.offerInPlace = nil
+        driver?.stop()
+    }
+
     public func stop() {
         stopped = true
         // The loop is ending: whoever waits for a command is going away with it.
@@ -190,7 +195,11 @@ public final class ControllerLink {
             onExhausted: { [unowned self] in self.onExhausted() }
         )
         driver.readGathering = readGathering
-        driver.offerInPlace = { [unowned self] type, payload in self.takeInPlace(type, payload) }
+        // Unretained, and used without a retain per packet (each an atomic retain and
+        // release). Safe: the link owns the driver and stops it (`closeTransport`, `stop`,
+        // `deinit`) before it goes.
+        let link = Unmanaged.passUnretained(self)
+        driver.offerInPlace = { type, payload in link._withUnsafeGuaranteedRef { $0.takeInPlace(type, payload) } }
         self.driver = driver
         driver.start()
         feed(.transportOpened)
@@ -214,6 +223,13 @@ public final class ControllerLink {
         driver?.stop()
         driver = nil
         transport.close()
+        // A read that failed after reports were taken in place never reached `received`:
+        // its batch still ends (what its reports decided must not wait for the next one),
+        // and the next read gets its own time.
+        if let batchTime = inPlaceBatchTime {
+            inPlaceBatchTime = nil
+            onAdvertisingReportsEnd?(batchTime)
+        }
     }
 
     /// The packets of one read arrived together: their reports share one time, `now` —

@@ -16,6 +16,28 @@ final class DoorCommitTests: XCTestCase {
         XCTAssertEqual(door.store.events.first?.sequence, 1)
     }
 
+    func testTheEventsOfOneBatchOfReportsGoToTheStoreInOneTransaction() {
+        var door = DoorHarness(DoorHarness.setup(persons: 3))
+        for _ in 0 ..< 2 {
+            door.hear([0, 1, 2], rssi: -60)
+            door.advance(seconds: 1)
+        }
+        XCTAssertEqual(door.store.events.map(\.userId), ["p0", "p1", "p2"], "in decision order")
+        XCTAssertEqual(door.store.events.map(\.sequence), [1, 2, 3])
+        XCTAssertEqual(door.store.commitAttempts, 1, "one transaction (one wait for the disk) for the batch")
+        XCTAssertEqual((0 ..< 3).map { door.store.record("p\($0)")?.state }, [.present, .present, .present])
+    }
+
+    func testAPersonHeardAgainAfterTheirEventGoesInTheNextLastHeardDigest() {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.hear(1, rssi: -90)  // only heard all along
+        door.stay(0, seconds: 2)
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin])
+        XCTAssertFalse(door.core.checkpoints.heardPersons.contains("p0"), "the checkin saved p0's record")
+        door.hear([0, 1], rssi: -60)
+        XCTAssertEqual(door.core.checkpoints.heardPersons, ["p0", "p1"], "heard since their record was saved: in the next digest")
+    }
+
     func testANewerEventNeverOvertakesAnOlderRefusedOne() {
         var door = DoorHarness(DoorHarness.setup(persons: 2))
         door.store.refusing = Self.ioError

@@ -5,7 +5,14 @@ struct DoorCheckpoints: Sendable {
     /// Persons whose state changed without an event since their record was saved.
     var changedPersons: Set<String> = []
     /// Persons heard since their record was saved: their last sample goes in the digest.
-    var heardPersons: Set<String> = []
+    /// Only shrinks through `forgetHeard`, which keeps `heardMarks` true.
+    private(set) var heardPersons: Set<String> = []
+    /// Per matcher tag index: the `heardEpoch` in which the tag's person was last put in
+    /// `heardPersons`. A report of a tag marked in this epoch does not hash its person's
+    /// id again (the hot path: one set insertion per report otherwise). Any removal from
+    /// `heardPersons` starts a new epoch, so a mark never hides a person who left the set.
+    private var heardMarks: [UInt32] = []
+    private var heardEpoch: UInt32 = 1
     /// Something was heard since the last checkpoint (else the digest is unchanged).
     var heardSinceCheckpoint = false
     /// Whether a digest row may be stored (it goes once every record is fresher).
@@ -19,15 +26,53 @@ struct DoorCheckpoints: Sendable {
 
     mutating func changed(_ personId: String) { changedPersons.insert(personId) }
 
-    mutating func heard(_ personId: String) {
-        heardPersons.insert(personId)
+    /// The person was heard, through the tag at `tagIndex` when it is known.
+    mutating func heard(_ personId: String, tagIndex: Int? = nil) {
         heardSinceCheckpoint = true
+        guard let tagIndex, tagIndex >= 0 else {
+            heardPersons.insert(personId)
+            return
+        }
+        if tagIndex < heardMarks.count {
+            if heardMarks[tagIndex] == heardEpoch { return }
+        } else {
+            // Grows once per roster to its largest tag index heard.
+            heardMarks.append(contentsOf: repeatElement(0, count: tagIndex + 1 - heardMarks.count))
+        }
+        heardMarks[tagIndex] = heardEpoch
+        heardPersons.insert(personId)
     }
 
     /// The person's record went with an event: nothing of theirs is left to save.
     mutating func saved(_ personId: String) {
         changedPersons.remove(personId)
-        heardPersons.remove(personId)
+        if heardPersons.remove(personId) != nil { newHeardEpoch() }
+    }
+
+    /// These persons' records were saved (or all of them, nil): they leave `heardPersons`.
+    mutating func forgetHeard(_ personIds: Set<String>?) {
+        if let personIds {
+            guard !personIds.isEmpty else { return }
+            heardPersons.subtract(personIds)
+        } else {
+            heardPersons.removeAll()
+        }
+        newHeardEpoch()
+    }
+
+    /// Tag indices now name other tags (a new roster): no mark holds.
+    mutating func rosterChanged() {
+        heardMarks.removeAll()
+        newHeardEpoch()
+    }
+
+    private mutating func newHeardEpoch() {
+        heardEpoch &+= 1
+        if heardEpoch == 0 {
+            // Wrapped: old marks could match again.
+            for index in heardMarks.indices { heardMarks[index] = 0 }
+            heardEpoch = 1
+        }
     }
 }
 
@@ -72,7 +117,7 @@ extension DoorCore {
             return [.log(DoorLogLine(.error, "cannot save presence state", ["error": error]))]
         }
         checkpoints.changedPersons.subtract(done.changed)
-        checkpoints.heardPersons.subtract(done.changed)
+        checkpoints.forgetHeard(done.changed)
         // Persons still waiting for their event keep their marks (they were left out).
         checkpoints.heardSinceCheckpoint = false
         checkpoints.digestStored = done.digestWritten
@@ -85,7 +130,7 @@ extension DoorCore {
     public mutating func saveAll(personIds: [String]) -> [DoorAction] {
         checkpoints.changedPersons.formUnion(personIds)
         checkpoints.changedPersons.formUnion(checkpoints.heardPersons)
-        checkpoints.heardPersons.removeAll()
+        checkpoints.forgetHeard(nil)
         var actions: [DoorAction] = []
         checkpoint(durable: true, into: &actions)
         return actions

@@ -126,6 +126,7 @@ extension DoorCore {
         gateway = setup.gateway
         appVersion = setup.appVersion
         matcher = TagMatcher(tags: setup.tags)
+        checkpoints.rosterChanged()
         identitiesByTagIndex = setup.tags.map(\.identities)
         // Unwanted first: a moved index must not keep the connection of the tag it was.
         for tagIndex in wishes.wanted.keys.sorted() { actions.append(.unwant(tagIndex: tagIndex)) }

@@ -40,6 +40,8 @@ public struct DoorCore: Sendable {
     var nextCheckpoint: Instant
 
     public struct Counters: Hashable, Sendable {
+        /// Every report given to `report`, a tag's or not.
+        public var reports: UInt64 = 0
         public var tagReports = 0
         public var checkins = 0
         public var checkouts = 0
@@ -112,6 +114,7 @@ public struct DoorCore: Sendable {
 
     /// One advertising report, read in place (no copy of its data).
     public mutating func report(_ report: LEAdvertisingReportView, at now: Instant) -> [DoorAction] {
+        counters.reports &+= 1
         guard let rssi = report.rssi else { return [] }
         let keys = AdvertisementKeys(scanning: report.data)
         guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return [] }
@@ -119,7 +122,7 @@ public struct DoorCore: Sendable {
         let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
         let events = presence.sample(tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address,
                                      addressType: report.addressType, txPower: txPower, at: now)
-        checkpoints.heard(match.personId)
+        checkpoints.heard(match.personId, tagIndex: match.tagIndex)
         wishes.heard(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
         guard !events.isEmpty else { return [] }
         var actions: [DoorAction] = []
@@ -127,11 +130,14 @@ public struct DoorCore: Sendable {
         return actions
     }
 
-    /// The batch's end: the timer and the connection wishes, once for all its reports.
+    /// The batch's end: the events its reports decided go to the store together (one
+    /// transaction, one wait for the disk), then the timer and the connection wishes, once
+    /// for all its reports.
     public mutating func endReports(at now: Instant) -> [DoorAction] {
         guard inBatch else { return [] }
         inBatch = false
         var actions: [DoorAction] = []
+        commitIfIdle(at: now, into: &actions)
         updateWishes(at: now, into: &actions)
         actions.append(.armTimer(nextDeadline))
         return actions
@@ -222,6 +228,9 @@ public struct DoorCore: Sendable {
                                                 ["person_id": personId, "reason": reason.description])))
             }
         }
+        // Within a batch of reports the events wait for its end, where they go to the
+        // store together: nothing is done with an event before it is stored either way.
+        guard !inBatch else { return }
         commitIfIdle(at: now, into: &actions)
     }
 
