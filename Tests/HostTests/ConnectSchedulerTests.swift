@@ -242,6 +242,27 @@ final class ConnectSchedulerTests: XCTestCase {
         XCTAssertEqual(c.scheduler.phase, .armed)
     }
 
+    func testAFullRotatingListTakesANewcomerAtItsTurnNotAtOnce() {
+        var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
+        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 2, canScanWhileInitiating: true), now: c.now))
+        for i in 0..<3 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
+        c.answerAll()
+        c.advance(to: at(10))
+        XCTAssertEqual(c.acceptList.count, 2)
+        XCTAssertTrue(c.acceptList.contains(peer(2)), "the turn: the least served first")
+        let commands = c.commandCount
+        // A newcomer, less served than anyone listed, while every listed tag is still wanted.
+        c.advance(to: at(13))
+        c.apply(c.scheduler.want(tagIndex: 3, peer: peer(3), now: c.now))
+        c.answerAll()
+        XCTAssertEqual(c.scheduler.nextDeadline, at(20), "no earlier re-arm than the turn's end")
+        c.advance(to: atMilliseconds(19_999))
+        XCTAssertEqual(c.commandCount, commands, "\(c.log)")
+        c.advance(to: at(20))
+        XCTAssertTrue(c.acceptList.contains(peer(3)), "in at the next turn")
+        XCTAssertEqual(c.scheduler.phase, .armed)
+    }
+
     func testDirectModeRotatesOnePeerAtATime() {
         var c = ScriptedController(.init(mode: .direct, directRotation: .seconds(5)))
         c.apply(c.scheduler.controllerReady(roomy, now: c.now))

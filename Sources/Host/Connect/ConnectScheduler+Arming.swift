@@ -21,12 +21,17 @@ extension ConnectScheduler {
         switch state {
         case .unavailable, .arming, .disarming, .waiting:
             return
-        case .armed(let target, _):
+        case .armed(let target, let turnEnds):
             switch armedFit(target) {
             case .fits:
                 reArmAt = nil
             case .unfit:
                 disarm(into: &actions)
+            case .selectionChanged where turnEnds != nil && (acceptList?.count ?? 0) >= effectiveCapacity:
+                // A full list whose turn ends soon: who else should be in it waits for the
+                // turn (at most `acceptListRotation`) instead of swapping entries for every
+                // arrival at a crowded door, a cancel, list edits and a create each time.
+                reArmAt = nil
             case .selectionChanged:
                 let settled = armedAt + configuration.selectionSettle
                 if settled <= now {

@@ -13,7 +13,8 @@ import HCI
 /// does not change: a tag that starts advertising minutes later is connected by the same
 /// request. A change that leaves the request serving only wanted tags settles first
 /// (`selectionSettle`), so a crowd arriving costs at most one re-arm a second rather than
-/// one per arrival. Timers exist only
+/// one per arrival; a full list that rotates anyway waits for its turn instead. Timers
+/// exist only
 /// where one request cannot serve every wanted tag: direct mode (one peer at a time,
 /// rotated), more wanted tags than accept-list entries (rotated), a controller that
 /// cannot scan while initiating (turns), after the controller refused a create-connection
