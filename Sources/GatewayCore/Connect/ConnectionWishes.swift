@@ -41,26 +41,46 @@ public struct ConnectionWishes: Sendable {
         case unwant(tagIndex: Int)
     }
 
+    /// What a report of a tag reads and writes, by matcher tag index: one element of one
+    /// array, so a report costs one cache line where a lookup in each of three hash tables
+    /// cost several (at a busy door the tables are cold at every wake-up).
+    private struct HeardSlot: Sendable {
+        /// The tag can ever need a connection (it is in `tags`).
+        var isConnectionTag = false
+        /// In `pending`.
+        var isPending = false
+        var configuredPeer: ConnectPeer?
+        /// Where the tag was last heard.
+        var lastPeer: ConnectPeer?
+    }
+
     /// Only tags that can ever need a connection, by matcher tag index.
     public private(set) var tags: [Int: Tag] = [:]
     private var tagIndicesByPerson: [String: [Int]] = [:]
-    /// Where each relevant tag was last heard.
-    public private(set) var lastPeer: [Int: ConnectPeer] = [:]
+    /// Up to the largest index in `tags`.
+    private var slots: [HeardSlot] = []
     /// What the scheduler was last told it is wanted with (tag index → peer).
     public private(set) var wanted: [Int: ConnectPeer] = [:]
     /// Tags to re-decide at the next `update`, without repeats.
     private var pending: [Int] = []
-    private var isPending: Set<Int> = []
     /// Tags decided so far: the measure of work the tests hold flat as the roster grows.
     public private(set) var tagsVisited = 0
 
     /// Every tag is decided at the first `update`.
     public init(tags: [Int: Tag] = [:]) {
         self.tags = tags
+        slots = Array(repeating: HeardSlot(), count: (tags.keys.max() ?? -1) + 1)
         for (index, tag) in tags.sorted(by: { $0.key < $1.key }) {
             tagIndicesByPerson[tag.personId, default: []].append(index)
+            slots[index].isConnectionTag = true
+            slots[index].configuredPeer = tag.configuredPeer
             mark(index)
         }
+    }
+
+    /// Where the tag was last heard (nil for a tag that never needs a connection).
+    public func lastPeer(_ tagIndex: Int) -> ConnectPeer? {
+        slots.indices.contains(tagIndex) ? slots[tagIndex].lastPeer : nil
     }
 
     /// Whether `update` has anything to re-decide (the driver skips the call otherwise).
@@ -70,11 +90,11 @@ public struct ConnectionWishes: Sendable {
 
     /// An advertisement (or connection) of a tag: remember where it is and re-decide it.
     public mutating func heard(tagIndex: Int, address: BluetoothAddress, addressType: AddressType) {
-        guard let tag = tags[tagIndex] else { return }
+        guard tagIndex >= 0, tagIndex < slots.count, slots[tagIndex].isConnectionTag else { return }
         // A configured address is the one to connect to (the tag may also be heard through
         // another identity elsewhere); hearing it tells its address type for sure.
-        if let configured = tag.configuredPeer, configured.address != address { return }
-        lastPeer[tagIndex] = ConnectPeer(address: address, addressType: addressType.forAcceptList)
+        if let configured = slots[tagIndex].configuredPeer, configured.address != address { return }
+        slots[tagIndex].lastPeer = ConnectPeer(address: address, addressType: addressType.forAcceptList)
         mark(tagIndex)
     }
 
@@ -93,7 +113,7 @@ public struct ConnectionWishes: Sendable {
             tagsVisited &+= 1
             var peer: ConnectPeer?
             if let tag = tags[index], Self.wants(tag, tagIndex: index, presence: presence, book: book, now: now) {
-                peer = lastPeer[index] ?? tag.configuredPeer
+                peer = slots[index].lastPeer ?? tag.configuredPeer
             }
             if let peer, let tag = tags[index] {
                 guard wanted[index] != peer else { continue }
@@ -103,8 +123,8 @@ public struct ConnectionWishes: Sendable {
                 changes.append(.unwant(tagIndex: index))
             }
         }
+        for index in pending { slots[index].isPending = false }
         pending.removeAll(keepingCapacity: true)
-        isPending.removeAll(keepingCapacity: true)
         return changes
     }
 
@@ -118,8 +138,10 @@ public struct ConnectionWishes: Sendable {
         return false
     }
 
+    /// Only tags in `tags` (those have a slot).
     private mutating func mark(_ index: Int) {
-        guard isPending.insert(index).inserted else { return }
+        guard !slots[index].isPending else { return }
+        slots[index].isPending = true
         pending.append(index)
     }
 }

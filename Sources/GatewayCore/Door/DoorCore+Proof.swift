@@ -72,7 +72,7 @@ extension DoorCore {
 
     /// The RSSI of a tracked tag's connection: a sample like an advertisement's.
     public mutating func connectionRSSI(tagIndex: Int, rssi: Int, at now: Instant) -> [DoorAction] {
-        guard let tag = connectionTags[tagIndex], let peer = tag.configuredPeer ?? wishes.lastPeer[tagIndex] else { return [] }
+        guard let tag = connectionTags[tagIndex], let peer = tag.configuredPeer ?? wishes.lastPeer(tagIndex) else { return [] }
         let events = presence.sample(tagIndex: tagIndex, rssi: rssi, address: peer.address, addressType: peer.addressType,
                                      txPower: nil, at: now)
         checkpoints.heard(tag.personId)
@@ -123,7 +123,7 @@ extension DoorCore {
                                  at now: Instant, into actions: inout [DoorAction]) {
         let wall = presence.wallClock.wallMilliseconds(at: since)
         let identities = tagIndex < identitiesByTagIndex.count ? identitiesByTagIndex[tagIndex] : []
-        let address = wishes.lastPeer[tagIndex]?.address ?? tag.configuredPeer?.address ?? BluetoothAddress(rawValue: 0)
+        let address = wishes.lastPeer(tagIndex)?.address ?? tag.configuredPeer?.address ?? BluetoothAddress(rawValue: 0)
         var event = AttendanceEvent.spoofSuspected(
             personId: tag.personId, tagId: tag.tagId, address: address, identities: identities,
             lockoutStartMilliseconds: wall, decidedAtMilliseconds: wall, lastRoundTripMilliseconds: max(0, roundTripMilliseconds),

@@ -86,7 +86,7 @@ public struct DoorCore: Sendable {
     /// The connection tag at a matcher index.
     public func connectionTag(_ tagIndex: Int) -> DoorConnectionTag? { connectionTags[tagIndex] }
     /// Where a tag was last heard (for a connection).
-    public func lastPeer(tagIndex: Int) -> ConnectPeer? { wishes.lastPeer[tagIndex] }
+    public func lastPeer(tagIndex: Int) -> ConnectPeer? { wishes.lastPeer(tagIndex) }
     /// Tags decided by the connection wishes so far (work per report, for the tests).
     public var wishTagsVisited: Int { wishes.tagsVisited }
 
