@@ -57,8 +57,9 @@ public final class GatewayAgent {
     // Single-threaded and never accessed overlapping (an action is performed after the
     // call that returned it): no runtime exclusivity check per report.
     @exclusivity(unchecked) var core: DoorCore
-    /// Inside a batch of reports (between its first report and `finishIngest`).
-    var ingesting = false
+    /// Inside a batch of reports (between its first report and `finishIngest`). Read at
+    /// every report: unchecked, as `core`.
+    @exclusivity(unchecked) var ingesting = false
     /// The stored presence was read (at start, or when a store that could not be opened
     /// at start first opens: GatewayAgent+StoreHealth).
     var presenceRestored = false

@@ -1,17 +1,20 @@
 /// The event code of an HCI event packet.
 public struct EventCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
     public static let disconnectionComplete = EventCode(rawValue: 0x05)
     public static let encryptionChange = EventCode(rawValue: 0x08)
-    public static let commandComplete = EventCode(rawValue: 0x0E)
-    public static let commandStatus = EventCode(rawValue: 0x0F)
+    /// Inlinable: compared with every packet's event code.
+    @inlinable public static var commandComplete: EventCode { EventCode(rawValue: 0x0E) }
+    /// Inlinable: compared with every packet's event code.
+    @inlinable public static var commandStatus: EventCode { EventCode(rawValue: 0x0F) }
     public static let hardwareError = EventCode(rawValue: 0x10)
     public static let numberOfCompletedPackets = EventCode(rawValue: 0x13)
     public static let dataBufferOverflow = EventCode(rawValue: 0x1A)
     public static let encryptionKeyRefreshComplete = EventCode(rawValue: 0x30)
-    public static let leMeta = EventCode(rawValue: 0x3E)
+    /// Inlinable: compared with every packet's event code.
+    @inlinable public static var leMeta: EventCode { EventCode(rawValue: 0x3E) }
 
     public var description: String { "event(0x" + String(rawValue, radix: 16) + ")" }
 }

@@ -2,13 +2,15 @@
 /// (and on the `tcp:` and user-channel transports, which carry the same framing).
 public struct HCIPacketType: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    @inlinable public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    public static let command = HCIPacketType(rawValue: 0x01)
-    public static let acl = HCIPacketType(rawValue: 0x02)
-    public static let sco = HCIPacketType(rawValue: 0x03)
-    public static let event = HCIPacketType(rawValue: 0x04)
-    public static let iso = HCIPacketType(rawValue: 0x05)
+    // Inlinable constants, not `static let`s: every packet compares its type with them, and
+    // another module reads a `static let` through a call and a once-check.
+    @inlinable public static var command: HCIPacketType { HCIPacketType(rawValue: 0x01) }
+    @inlinable public static var acl: HCIPacketType { HCIPacketType(rawValue: 0x02) }
+    @inlinable public static var sco: HCIPacketType { HCIPacketType(rawValue: 0x03) }
+    @inlinable public static var event: HCIPacketType { HCIPacketType(rawValue: 0x04) }
+    @inlinable public static var iso: HCIPacketType { HCIPacketType(rawValue: 0x05) }
 
     public var description: String {
         switch self {

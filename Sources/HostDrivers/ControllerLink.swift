@@ -48,7 +48,9 @@ public final class ControllerLink {
     public private(set) var replayTimeline: ReplayTimeline?
     /// The time of the read whose packets are being taken in place (`takeInPlace`), until
     /// the rest of it reaches `received`.
-    private var inPlaceBatchTime: Instant?
+    /// Exclusivity unchecked (as `host`'s, and the flags below that every packet reads):
+    /// only the loop's thread touches them.
+    @exclusivity(unchecked) private var inPlaceBatchTime: Instant?
     /// The process's CPU seconds when the replay's first recorded packet arrived.
     private var replayStartCPUSeconds: Double?
 
@@ -67,12 +69,12 @@ public final class ControllerLink {
     /// tell the commands apart).
     private var completions: [UInt64: CommandCompletion] = [:]
     private var lastCommandToken: UInt64 = 0
-    private var pendingInputs: [HostInput] = []
+    @exclusivity(unchecked) private var pendingInputs: [HostInput] = []
     /// The reports of one event on the hot path, reused from event to event (empty
     /// between events).
     @exclusivity(unchecked) private var reportBuffer: [LEAdvertisingReport] = []
-    private var isHandling = false
-    private var stopped = false
+    @exclusivity(unchecked) private var isHandling = false
+    @exclusivity(unchecked) private var stopped = false
 
     public init(loop: EventLoop, transport: any HCITransport, configuration: HostConfiguration,
          isPermanent: @escaping (TransportError) -> Bool) {

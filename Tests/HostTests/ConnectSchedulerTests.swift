@@ -242,6 +242,23 @@ final class ConnectSchedulerTests: XCTestCase {
         XCTAssertEqual(c.scheduler.phase, .armed)
     }
 
+    func testATurnThatSwapsEveryEntryClearsTheListInsteadOfRemovingEachOne() {
+        var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
+        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 4, canScanWhileInitiating: true), now: c.now))
+        for i in 0..<8 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
+        c.answerAll()
+        let first = c.acceptList
+        c.log.removeAll()
+        c.advance(to: at(10))
+        XCTAssertTrue(c.acceptList.isDisjoint(with: first), "the turn brings the other four")
+        XCTAssertEqual(c.acceptList.count, 4)
+        XCTAssertEqual(c.log.first, .cancelCreateConnection)
+        XCTAssertEqual(Array(c.log.dropFirst().prefix(1)), [.clearAcceptList], "\(c.log)")
+        XCTAssertEqual(c.log.count, 7, "cancel, clear, four additions, create: not four removals and four additions")
+        XCTAssertEqual(c.log.last, .createConnectionFromAcceptList)
+        XCTAssertEqual(c.scheduler.phase, .armed)
+    }
+
     func testAFullRotatingListTakesANewcomerAtItsTurnNotAtOnce() {
         var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
         c.apply(c.scheduler.controllerReady(.init(acceptListSize: 2, canScanWhileInitiating: true), now: c.now))

@@ -75,7 +75,11 @@ extension ConnectScheduler {
             var updates: [ConnectAction] = []
             let selection = self.selection
             var list = acceptList ?? []
-            if acceptList == nil {
+            // Clearing and refilling takes fewer commands than entry-by-entry edits when
+            // most entries go (a rotation's turn swaps them all: 17 commands, not 32).
+            let removals = list.subtracting(selection).count
+            let additions = selection.subtracting(list).count
+            if acceptList == nil || 1 + selection.count < removals + additions {
                 updates.append(.clearAcceptList)
                 list = []
             }
