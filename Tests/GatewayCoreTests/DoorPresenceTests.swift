@@ -220,6 +220,34 @@ final class DoorPresenceTests: XCTestCase {
 
 /// What one report costs does not grow with the roster.
 final class DoorWorkPerReportTests: XCTestCase {
+    /// Timer firings in a minute while `present` persons, who arrived a second apart, are
+    /// heard every second.
+    private func wakeUpsWhileEveryoneIsHeard(present: Int) -> Int {
+        var door = DoorHarness(DoorHarness.setup(persons: present))
+        for arrived in 1 ... present {
+            door.hear(Array(0 ..< arrived), rssi: -60)
+            door.advance(seconds: 1)
+        }
+        for _ in 0 ..< 30 {  // everyone checked in, their timers spread over the seconds
+            door.hear(Array(0 ..< present), rssi: -60)
+            door.advance(seconds: 1)
+        }
+        XCTAssertEqual(door.store.events.count, present, "all checked in, nobody lost")
+        let before = door.ticks
+        for _ in 0 ..< 60 {
+            door.hear(Array(0 ..< present), rssi: -60)
+            door.advance(seconds: 1)
+        }
+        XCTAssertEqual(door.store.events.count, present)
+        return door.ticks - before
+    }
+
+    func testPersonsHeardAllAlongDoNotWakeTheDoor() {
+        let alone = wakeUpsWhileEveryoneIsHeard(present: 1)
+        XCTAssertEqual(alone, 12, "the 5 s housekeeping alone")
+        XCTAssertEqual(wakeUpsWhileEveryoneIsHeard(present: 40), alone, "no timer for persons whose deadline only moved later")
+    }
+
     func testAReportRedecidesOnlyItsOwnTagsWish() {
         for persons in [10, 2_000] {
             var door = DoorHarness(DoorHarness.setup(persons: persons, requireProof: Set(0 ..< persons)))

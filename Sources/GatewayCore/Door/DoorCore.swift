@@ -92,11 +92,14 @@ public struct DoorCore: Sendable {
 
     public mutating func openVisits(at now: Instant) -> [PresenceEngine.OpenVisit] { presence.openVisits(at: now) }
 
-    /// The earliest instant `tick` has something to do.
+    /// The earliest instant `tick` has something to do (mutating: presence moves timer
+    /// entries that samples made early to their real deadline first).
     public var nextDeadline: Instant {
-        var deadline = min(nextHousekeeping, nextCheckpoint)
-        if let presenceDeadline = presence.nextDeadline { deadline = min(deadline, presenceDeadline) }
-        return deadline
+        mutating get {
+            var deadline = min(nextHousekeeping, nextCheckpoint)
+            if let presenceDeadline = presence.nextTransition() { deadline = min(deadline, presenceDeadline) }
+            return deadline
+        }
     }
 
     // MARK: Reports (the hot path)
