@@ -229,10 +229,7 @@ final class ConnectSchedulerTests: XCTestCase {
     }
 
     func testMoreTagsThanAcceptListEntriesRotateFairly() {
-        var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
-        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 2, canScanWhileInitiating: true), now: c.now))
-        for i in 0..<3 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
-        c.answerAll()
+        var c = rotatingList(size: 2, wanted: 3)
         XCTAssertEqual(c.acceptList.count, 2)
         XCTAssertNotNil(c.scheduler.nextDeadline, "a rotation timer only because the list overflows")
         var seen = c.acceptList
@@ -242,11 +239,18 @@ final class ConnectSchedulerTests: XCTestCase {
         XCTAssertEqual(c.scheduler.phase, .armed)
     }
 
-    func testATurnThatSwapsEveryEntryClearsTheListInsteadOfRemovingEachOne() {
+    /// Tags 0..<wanted wanted at once, more than the accept list's `size` entries: the
+    /// list rotates every 10 s.
+    private func rotatingList(size: Int, wanted: Int) -> ScriptedController {
         var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
-        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 4, canScanWhileInitiating: true), now: c.now))
-        for i in 0..<8 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
+        c.apply(c.scheduler.controllerReady(.init(acceptListSize: size, canScanWhileInitiating: true), now: c.now))
+        for i in 0..<wanted { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
         c.answerAll()
+        return c
+    }
+
+    func testATurnThatSwapsEveryEntryClearsTheListInsteadOfRemovingEachOne() {
+        var c = rotatingList(size: 4, wanted: 8)
         let first = c.acceptList
         c.log.removeAll()
         c.advance(to: at(10))
@@ -260,10 +264,7 @@ final class ConnectSchedulerTests: XCTestCase {
     }
 
     func testAFullRotatingListTakesANewcomerAtItsTurnNotAtOnce() {
-        var c = ScriptedController(.init(acceptListRotation: .seconds(10)))
-        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 2, canScanWhileInitiating: true), now: c.now))
-        for i in 0..<3 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
-        c.answerAll()
+        var c = rotatingList(size: 2, wanted: 3)
         c.advance(to: at(10))
         XCTAssertEqual(c.acceptList.count, 2)
         XCTAssertTrue(c.acceptList.contains(peer(2)), "the turn: the least served first")
