@@ -134,8 +134,8 @@ public final class GatewayAgent {
         link.readGathering = ReadGathering()
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per
-        // report cost more than much of the ingest. Safe because the agent owns the link
-        // and stops it before `run()` returns.
+        // report cost more than much of the ingest. The agent outlives every read: it owns
+        // the link and stops it before `run()` returns.
         let agent = Unmanaged.passUnretained(self)
         link.onAdvertisingReport = { report, now in
             agent._withUnsafeGuaranteedRef { $0.ingest(report, at: now) }

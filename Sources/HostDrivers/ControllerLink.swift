@@ -90,13 +90,14 @@ public final class ControllerLink {
         open()
     }
 
-    /// Stops everything and gives the controller back (for `hciN`, to the kernel; that
-    /// finishes in the background: see `waitUntilClosed(timeout:)`).
+    /// A link let go without `stop()` leaves no read registered that could call into it.
     deinit {
         driver?.offerInPlace = nil
         driver?.stop()
     }
 
+    /// Stops everything and gives the controller back (for `hciN`, to the kernel; that
+    /// finishes in the background: see `waitUntilClosed(timeout:)`).
     public func stop() {
         stopped = true
         // The loop is ending: whoever waits for a command is going away with it.
@@ -198,8 +199,9 @@ public final class ControllerLink {
         )
         driver.readGathering = readGathering
         // Unretained, and used without a retain per packet (each an atomic retain and
-        // release). Safe: the link owns the driver and stops it (`closeTransport`, `stop`,
-        // `deinit`) before it goes.
+        // release). The link must outlive every read of its driver: it owns the driver and
+        // stops it (`closeTransport`, `stop`), and whoever owns the link (the agent, a
+        // scan, a proof session) keeps it until the loop has stopped.
         let link = Unmanaged.passUnretained(self)
         driver.offerInPlace = { type, payload in link._withUnsafeGuaranteedRef { $0.takeInPlace(type, payload) } }
         self.driver = driver

@@ -14,6 +14,8 @@ private struct ScriptedController {
     var answeredCount = 0
     /// Entries the controller really holds (additions beyond fail with 0x07).
     var capacity = Int.max
+    /// The next clear is refused (unspecified error): the list keeps its entries.
+    var refuseNextClear = false
     var createCount = 0
     var initiating: ConnectPeer?? = nil // .some(nil): accept list; .some(peer): direct
     var log: [ConnectAction] = []
@@ -39,7 +41,12 @@ private struct ScriptedController {
         for action in actions {
             switch action {
             case .clearAcceptList:
-                acceptList.removeAll()
+                if refuseNextClear {
+                    refuseNextClear = false
+                    failures[answeredCount + unanswered.count] = .unspecifiedError
+                } else {
+                    acceptList.removeAll()
+                }
                 unanswered.append(.leClearFilterAcceptList)
             case .addToAcceptList(let peer):
                 if acceptList.count < capacity {
@@ -308,6 +315,30 @@ final class ConnectSchedulerTests: XCTestCase {
         c.advance(to: at(4))
         XCTAssertEqual(c.scheduler.phase, .armed)
         XCTAssertEqual(c.createCount, 2)
+    }
+
+    func testAnOverflowingListRotatesOnAControllerThatCannotScanWhileInitiating() {
+        var c = ScriptedController(.init(alternation: .seconds(2)))
+        c.apply(c.scheduler.controllerReady(.init(acceptListSize: 2, canScanWhileInitiating: false), now: c.now))
+        for i in 0..<3 { c.apply(c.scheduler.want(tagIndex: i, peer: peer(UInt64(i)), now: c.now)) }
+        c.answerAll()
+        var seen = c.acceptList
+        for second in 1...12 {
+            c.advance(to: at(Int64(second)))
+            seen.formUnion(c.acceptList)
+        }
+        XCTAssertEqual(seen, [peer(0), peer(1), peer(2)], "every wanted tag gets initiating turns")
+    }
+
+    func testARefusedClearAndFullListDoNotShrinkTheCapacityToOne() {
+        var c = rotatingList(size: 4, wanted: 8)
+        c.capacity = 4
+        XCTAssertEqual(c.acceptList.count, 4)
+        // The turn clears the list; the controller refuses the clear, so every addition
+        // finds the list full.
+        c.refuseNextClear = true
+        c.advance(to: at(10))
+        XCTAssertEqual(c.scheduler.acceptListCapacity, 3, "one fewer than the list it tried to build")
     }
 
     func testTrackedTagReadsRSSIAndIsWantedAgainAfterLinkLoss() {

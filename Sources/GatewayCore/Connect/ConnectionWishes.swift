@@ -69,8 +69,8 @@ public struct ConnectionWishes: Sendable {
     /// Every tag is decided at the first `update`.
     public init(tags: [Int: Tag] = [:]) {
         self.tags = tags
-        slots = Array(repeating: HeardSlot(), count: (tags.keys.max() ?? -1) + 1)
-        for (index, tag) in tags.sorted(by: { $0.key < $1.key }) {
+        slots = Array(repeating: HeardSlot(), count: max(0, (tags.keys.max() ?? -1) + 1))
+        for (index, tag) in tags.sorted(by: { $0.key < $1.key }) where index >= 0 {
             tagIndicesByPerson[tag.personId, default: []].append(index)
             slots[index].isConnectionTag = true
             slots[index].configuredPeer = tag.configuredPeer

@@ -21,9 +21,10 @@ import HCI
 /// Timers: each person has at most one deadline (NEARBY: away, PRESENT: lost,
 /// UNCONFIRMED: leave), kept in a min-heap, so `advance(to:)` and `nextDeadline` cost
 /// O(log n) per due timer, not a scan of every person. The driver arms one event-loop
-/// timer at `nextDeadline` and calls `advance(to:)` when it fires; `nextDeadline` may
-/// be earlier than any real deadline (a stale heap entry), in which case `advance`
-/// simply returns nothing and `nextDeadline` moves on. Calling `advance` late is fine:
+/// timer at `nextTransition()` and calls `advance(to:)` when it fires. `nextDeadline`,
+/// the heap's first entry, may be earlier than any real deadline (a stale entry, or one
+/// that samples have made early); `nextTransition()` first moves such entries to their
+/// real deadline, and `advance` skips any that remain. Calling `advance` late is fine:
 /// state times are the deadlines themselves and only `decidedAt` is the call's time.
 ///
 /// Hot path: `sample(tagIndex:…)` does integer work only — an array lookup, a ring

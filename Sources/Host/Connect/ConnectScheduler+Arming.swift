@@ -75,8 +75,8 @@ extension ConnectScheduler {
             var updates: [ConnectAction] = []
             let selection = self.selection
             var list = acceptList ?? []
-            // Clearing and refilling takes fewer commands than entry-by-entry edits when
-            // most entries go (a rotation's turn swaps them all: 17 commands, not 32).
+            // Clearing and refilling when that takes fewer commands than removing and
+            // adding entry by entry (a turn that swaps all 16 entries: 17, not 32).
             let removals = list.subtracting(selection).count
             let additions = selection.subtracting(list).count
             if acceptList == nil || 1 + selection.count < removals + additions {
@@ -100,6 +100,7 @@ extension ConnectScheduler {
             } else {
                 // Optimistic: the list as it will be; failures are taken back one by one.
                 acceptList = selection
+                armingListCount = selection.count
                 actions.append(contentsOf: updates)
                 state = .arming(outstanding: updates.count)
             }
@@ -163,7 +164,10 @@ extension ConnectScheduler {
             // certain, so the next arming starts from a clear list. A full list (0x07)
             // also shrinks the capacity used from now on.
             if status == .memoryCapacityExceeded || status == .limitedResources {
-                let known = max(1, (acceptList?.count ?? 1) - 1)
+                // From the list this arming meant to build, not from what is known now: an
+                // earlier failure of the same arming (a refused clear, say, and then every
+                // addition refused as full) must not shrink the capacity to one entry.
+                let known = max(1, armingListCount - 1)
                 acceptListCapacity = acceptListCapacity > 0 ? min(acceptListCapacity, known) : known
                 actions.append(.log("accept list full (status \(status)): using \(acceptListCapacity) entries"))
             } else {

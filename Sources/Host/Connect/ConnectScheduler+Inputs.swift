@@ -150,11 +150,11 @@ extension ConnectScheduler {
             switch target {
             case .direct(let tagIndex): markServed(tagIndex)
             case .acceptList:
-                if capabilities.canScanWhileInitiating {
-                    // Rotation: those in the list now go to the back of the queue.
-                    for peer in acceptList ?? [] {
-                        if let index = wanted.first(where: { $0.value.peer == peer })?.key { markServed(index) }
-                    }
+                // Rotation: those in the list now go to the back of the queue. Also at the
+                // end of an initiating turn of a controller that cannot scan meanwhile:
+                // otherwise a list that overflows there would never let the others in.
+                for peer in acceptList ?? [] {
+                    if let index = wanted.first(where: { $0.value.peer == peer })?.key { markServed(index) }
                 }
             }
             if !capabilities.canScanWhileInitiating { takeScanningTurn = true }

@@ -121,6 +121,8 @@ public struct ConnectScheduler: Sendable {
     var capabilities = Capabilities(acceptListSize: 0, canScanWhileInitiating: true)
     /// Lowered when the controller refuses additions (0x07) below its advertised size.
     var acceptListCapacity = 0
+    /// How many entries the last arming's list updates meant the accept list to hold.
+    var armingListCount = 0
     /// What the controller's accept list holds; nil when unknown (after a reset).
     var acceptList: Set<ConnectPeer>?
     var wanted: [Int: Wanted] = [:]
