@@ -6,7 +6,7 @@ import COpenSSL
 /// The context is set up once per key: IRK resolution calls this for every new
 /// resolvable private address and every configured IRK.
 final class AES128: @unchecked Sendable {
-    // @unchecked: the context is private and only used through `encrypt`, which the agent
+    // @unchecked: the context is private and only used through `encryptBlock`, which the agent
     // calls from its one event-loop thread.
     private let context: OpaquePointer
 
@@ -20,16 +20,10 @@ final class AES128: @unchecked Sendable {
 
     deinit { copenssl_aes128_free(context) }
 
-    /// Encrypts one 16-byte block in place; false (block untouched) on any failure.
-    func encrypt(_ block: inout [UInt8]) -> Bool {
-        guard block.count == 16 else { return false }
-        var output = [UInt8](repeating: 0, count: 16)
-        let ok = block.withUnsafeBufferPointer { input in
-            output.withUnsafeMutableBufferPointer { out in
-                copenssl_aes128_encrypt_block(context, input.baseAddress, out.baseAddress) == 1
-            }
-        }
-        if ok { block = output }
-        return ok
+    /// Encrypts the 16 bytes at `input` into the 16 bytes at `output` (they may be the
+    /// same), with no allocation: IRK resolution's hot call.
+    func encryptBlock(_ input: UnsafeRawPointer, into output: UnsafeMutableRawPointer) -> Bool {
+        copenssl_aes128_encrypt_block(context, input.assumingMemoryBound(to: UInt8.self),
+                                      output.assumingMemoryBound(to: UInt8.self)) == 1
     }
 }

@@ -172,9 +172,11 @@ public struct TagMatcher: Sendable {
             return nil
         }
         counters.resolutionCacheMisses &+= 1
-        for entry in irks where entry.key.resolves(address) {
-            cache.insert(.tag(Int(entry.tagIndex)), for: address)
-            return entry.tagIndex
+        // By index: a copy of each entry would retain its key's cipher (and release it).
+        for index in irks.indices where irks[index].key.resolves(address) {
+            let tagIndex = irks[index].tagIndex
+            cache.insert(.tag(Int(tagIndex)), for: address)
+            return tagIndex
         }
         cache.insert(.unresolved, for: address)
         return nil
