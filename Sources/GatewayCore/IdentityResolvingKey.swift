@@ -24,23 +24,18 @@ public struct IdentityResolvingKey: Hashable, @unchecked Sendable {
     /// and plaintext first, which is exactly AES's own byte order: the prand's most
     /// significant octet goes to block[13], and the hash is the last three output octets.
     public func ah(_ prand: UInt32) -> UInt32 {
-        // Two blocks on the stack: each new address is tried against every configured IRK,
-        // so an allocated block per call showed in profiles of a busy door.
-        var input: (UInt64, UInt64) = (0, 0)
-        var output: (UInt64, UInt64) = (0, 0)
-        let ok = withUnsafeMutableBytes(of: &input) { plain in
-            plain[13] = UInt8(truncatingIfNeeded: prand >> 16)
-            plain[14] = UInt8(truncatingIfNeeded: prand >> 8)
-            plain[15] = UInt8(truncatingIfNeeded: prand)
-            return withUnsafeMutableBytes(of: &output) { cipherText in
-                cipher.encryptBlock(UnsafeRawPointer(plain.baseAddress!), into: cipherText.baseAddress!)
-            }
-        }
-        // Only fails if libcrypto does; a failure must still not resolve anything, hence
-        // the impossible hash.
-        guard ok else { return UInt32.max }
-        return withUnsafeBytes(of: &output) { bytes in
-            UInt32(bytes[13]) << 16 | UInt32(bytes[14]) << 8 | UInt32(bytes[15])
+        // One block on the stack, encrypted in place: each new address is tried against
+        // every configured IRK, so an allocated block per call showed in profiles of a
+        // busy door.
+        var block: (UInt64, UInt64) = (0, 0)
+        return withUnsafeMutableBytes(of: &block) { bytes in
+            bytes[13] = UInt8(truncatingIfNeeded: prand >> 16)
+            bytes[14] = UInt8(truncatingIfNeeded: prand >> 8)
+            bytes[15] = UInt8(truncatingIfNeeded: prand)
+            // Only fails if libcrypto does; a failure must still not resolve anything,
+            // hence the impossible hash.
+            guard cipher.encryptBlock(UnsafeRawPointer(bytes.baseAddress!), into: bytes.baseAddress!) else { return UInt32.max }
+            return UInt32(bytes[13]) << 16 | UInt32(bytes[14]) << 8 | UInt32(bytes[15])
         }
     }
 

@@ -26,10 +26,10 @@ struct DoorCheckpoints: Sendable {
 
     mutating func changed(_ personId: String) { changedPersons.insert(personId) }
 
-    /// The person was heard, through the tag at `tagIndex` when it is known.
-    mutating func heard(_ personId: String, tagIndex: Int? = nil) {
+    /// The person was heard, through the tag at `tagIndex`.
+    mutating func heard(_ personId: String, tagIndex: Int) {
         heardSinceCheckpoint = true
-        guard let tagIndex, tagIndex >= 0 else {
+        guard tagIndex >= 0 else {
             heardPersons.insert(personId)
             return
         }

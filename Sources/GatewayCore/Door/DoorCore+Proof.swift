@@ -75,7 +75,7 @@ extension DoorCore {
         guard let tag = connectionTags[tagIndex], let peer = tag.configuredPeer ?? wishes.lastPeer(tagIndex) else { return [] }
         let events = presence.sample(tagIndex: tagIndex, rssi: rssi, address: peer.address, addressType: peer.addressType,
                                      txPower: nil, at: now)
-        checkpoints.heard(tag.personId)
+        checkpoints.heard(tag.personId, tagIndex: tagIndex)
         var actions: [DoorAction] = []
         handle(events, at: now, into: &actions)
         actions.append(.armTimer(nextDeadline))

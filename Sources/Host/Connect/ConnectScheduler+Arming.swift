@@ -74,19 +74,20 @@ extension ConnectScheduler {
         case .acceptList:
             var updates: [ConnectAction] = []
             let selection = self.selection
-            var list = acceptList ?? []
+            let list = acceptList ?? []
+            var removals = list.subtracting(selection)
+            var additions = selection.subtracting(list)
             // Clearing and refilling when that takes fewer commands than removing and
             // adding entry by entry (a turn that swaps all 16 entries: 17, not 32).
-            let removals = list.subtracting(selection).count
-            let additions = selection.subtracting(list).count
-            if acceptList == nil || 1 + selection.count < removals + additions {
+            if acceptList == nil || 1 + selection.count < removals.count + additions.count {
                 updates.append(.clearAcceptList)
-                list = []
+                removals = []
+                additions = selection
             }
-            for peer in list.subtracting(selection).sorted(by: Self.order) {
+            for peer in removals.sorted(by: Self.order) {
                 updates.append(.removeFromAcceptList(peer))
             }
-            for peer in selection.subtracting(list).sorted(by: Self.order) {
+            for peer in additions.sorted(by: Self.order) {
                 updates.append(.addToAcceptList(peer))
             }
             if updates.isEmpty {
