@@ -38,7 +38,7 @@ final class ConnectionWishesTests: XCTestCase {
             if now > clock.now { clock.advance(to: now) }
             handle(engine.advance(to: now))
             handle(engine.sample(tagIndex: n, rssi: rssi, address: Self.address(n), addressType: .randomDevice, txPower: nil, at: now))
-            wishes.heard(tagIndex: n, address: Self.address(n), addressType: .randomDevice)
+            wishes.heard(tagIndex: n, address: Self.address(n), addressType: .randomDevice, at: now)
             changes += wishes.update(presence: engine, book: book, now: now)
         }
 
@@ -83,9 +83,46 @@ final class ConnectionWishesTests: XCTestCase {
         _ = door.wishes.update(presence: door.engine, book: door.book, now: .zero)
         door.report(0, rssi: -60, at: 1)
         let rotated = BluetoothAddress(rawValue: 0x40_AA_00_00_00_00)
-        door.wishes.heard(tagIndex: 0, address: rotated, addressType: .randomDevice)
+        door.wishes.heard(tagIndex: 0, address: rotated, addressType: .randomDevice, at: seconds(1.1))
         XCTAssertEqual(door.wishes.update(presence: door.engine, book: door.book, now: seconds(1.1)),
                        [.want(tagIndex: 0, peer: ConnectPeer(address: rotated, addressType: .randomDevice), tracked: true)])
+    }
+
+    /// A tag heard again at the address it was decided with is re-decided at most once per
+    /// `timeConditionsRecheck`; at a new address it is re-decided at once; and a condition
+    /// that runs out with time alone (a lockout) still takes effect, at the first hearing
+    /// after the interval.
+    func testATagHeardAgainIsReDecidedAtMostOncePerRecheckInterval() {
+        var door = Door(persons: 4)
+        _ = door.wishes.update(presence: door.engine, book: door.book, now: .zero)
+        door.report(2, rssi: -60, at: 1)
+        let peer = ConnectPeer(address: Door.address(2), addressType: .randomDevice)
+        XCTAssertEqual(door.changes, [.want(tagIndex: 2, peer: peer, tracked: false)])
+        // Locked out: the wish goes (the agent tells the wishes when a person's proofs change).
+        for _ in 0 ..< 3 { _ = door.book.recordFailure(tag: "t2", reason: .serviceMissing, now: seconds(1.2)) }
+        door.wishes.personChanged("p2")
+        door.changes += door.wishes.update(presence: door.engine, book: door.book, now: seconds(1.2))
+        XCTAssertEqual(door.changes.last, .unwant(tagIndex: 2))
+        let visited = door.wishes.tagsVisited
+        for k in 1 ... 9 { door.report(2, rssi: -60, at: 1.2 + Double(k) * 0.1) }
+        XCTAssertEqual(door.wishes.tagsVisited, visited, "heard within the interval at the same address")
+        door.report(2, rssi: -60, at: 2.25)
+        XCTAssertEqual(door.wishes.tagsVisited, visited + 1, "heard once the interval is over")
+        let rotated = BluetoothAddress(rawValue: 0x40_BB_00_00_00_02)
+        door.wishes.heard(tagIndex: 2, address: rotated, addressType: .randomDevice, at: seconds(2.3))
+        _ = door.wishes.update(presence: door.engine, book: door.book, now: seconds(2.3))
+        XCTAssertEqual(door.wishes.tagsVisited, visited + 2, "a new address is re-decided at once")
+        // Heard every 30 s (so NEARBY all along) until the lockout has run out: the first
+        // report after it wants the tag again, with no other input.
+        let lockoutEnd = 1.2 + ProofBook.Policy().lockout.seconds
+        var t = 2.4
+        while t < lockoutEnd {
+            door.report(2, rssi: -60, at: t)
+            XCTAssertEqual(door.changes.last, .unwant(tagIndex: 2))
+            t += 30
+        }
+        door.report(2, rssi: -60, at: lockoutEnd + 0.1)
+        XCTAssertEqual(door.changes.last, .want(tagIndex: 2, peer: peer, tracked: false))
     }
 
     /// The work of a report does not grow with the roster: the same crowd at a door of

@@ -252,9 +252,16 @@ final class DoorWorkPerReportTests: XCTestCase {
         for persons in [10, 2_000] {
             var door = DoorHarness(DoorHarness.setup(persons: persons, requireProof: Set(0 ..< persons)))
             door.hear(5, rssi: -80)  // the first batch decides every tag once
-            let visited = door.core.wishTagsVisited
-            for _ in 0 ..< 10 { door.hear(5, rssi: -80) }
+            var visited = door.core.wishTagsVisited
+            for _ in 0 ..< 10 {
+                door.advance(seconds: 1.1)
+                door.hear(5, rssi: -80)
+            }
             XCTAssertEqual(door.core.wishTagsVisited - visited, 10, "one tag per report at \(persons) persons")
+            // Heard again at the same address within a second: not re-decided at all.
+            visited = door.core.wishTagsVisited
+            for _ in 0 ..< 10 { door.hear(5, rssi: -80) }
+            XCTAssertEqual(door.core.wishTagsVisited - visited, 0, "the same tag within the second at \(persons) persons")
         }
     }
 }

@@ -14,6 +14,10 @@ import HCI
 /// Conditions that change with time alone (a proof growing older than `proof_ttl_s`, a
 /// lockout running out) are re-decided when the tag is next heard, which is also when a
 /// connection to it first becomes possible: an accept-list connect needs it to advertise.
+/// A tag heard again at the address it was decided with is re-decided at most every
+/// `timeConditionsRecheck`: those conditions run in minutes, and at a busy door every
+/// present tag is heard in every read, which would otherwise re-decide them all (a
+/// proof book and presence lookup each) several times a second for nothing.
 public struct ConnectionWishes: Sendable {
     public struct Tag: Hashable, Sendable {
         public var tagId: String
@@ -52,7 +56,12 @@ public struct ConnectionWishes: Sendable {
         var configuredPeer: ConnectPeer?
         /// Where the tag was last heard.
         var lastPeer: ConnectPeer?
+        /// Heard again at `lastPeer` before this (ns), the tag is not re-decided.
+        var recheckAt = Int64.min
     }
+
+    /// How often hearing a tag at the same address re-decides it (docs/persistent-connect.md).
+    public static let timeConditionsRecheck: Duration = .seconds(1)
 
     /// Only tags that can ever need a connection, by matcher tag index.
     public private(set) var tags: [Int: Tag] = [:]
@@ -89,12 +98,14 @@ public struct ConnectionWishes: Sendable {
     // MARK: Inputs
 
     /// An advertisement (or connection) of a tag: remember where it is and re-decide it.
-    public mutating func heard(tagIndex: Int, address: BluetoothAddress, addressType: AddressType) {
+    public mutating func heard(tagIndex: Int, address: BluetoothAddress, addressType: AddressType, at now: Instant) {
         guard tagIndex >= 0, tagIndex < slots.count, slots[tagIndex].isConnectionTag else { return }
         // A configured address is the one to connect to (the tag may also be heard through
         // another identity elsewhere); hearing it tells its address type for sure.
         if let configured = slots[tagIndex].configuredPeer, configured.address != address { return }
-        slots[tagIndex].lastPeer = ConnectPeer(address: address, addressType: addressType.forAcceptList)
+        let peer = ConnectPeer(address: address, addressType: addressType.forAcceptList)
+        if slots[tagIndex].lastPeer == peer, now.nanoseconds < slots[tagIndex].recheckAt { return }
+        slots[tagIndex].lastPeer = peer
         mark(tagIndex)
     }
 
@@ -123,7 +134,11 @@ public struct ConnectionWishes: Sendable {
                 changes.append(.unwant(tagIndex: index))
             }
         }
-        for index in pending { slots[index].isPending = false }
+        let recheckAt = now.nanoseconds &+ Self.timeConditionsRecheck.nanosecondsClamped
+        for index in pending {
+            slots[index].isPending = false
+            slots[index].recheckAt = recheckAt
+        }
         pending.removeAll(keepingCapacity: true)
         return changes
     }

@@ -126,7 +126,7 @@ public struct DoorCore: Sendable {
         let events = presence.sample(tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address,
                                      addressType: report.addressType, txPower: txPower, at: now)
         checkpoints.heard(match.personId, tagIndex: match.tagIndex)
-        wishes.heard(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType)
+        wishes.heard(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType, at: now)
         guard !events.isEmpty else { return [] }
         var actions: [DoorAction] = []
         handle(events, at: now, into: &actions)
