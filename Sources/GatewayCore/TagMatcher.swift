@@ -132,12 +132,21 @@ public struct TagMatcher: Sendable {
     /// Matches with keys the caller already extracted (e.g. because `scan` also keeps
     /// statistics from them). Order: address, iBeacon, Eddystone-UID, IRK.
     public mutating func match(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> TagMatch? {
-        counters.reports &+= 1
-        counters.malformed.record(keys.malformations)
-        guard let (index, kind) = lookup(address: address, addressType: addressType, keys: keys) else { return nil }
-        counters.matched &+= 1
+        guard let (index, kind) = matchIndex(address: address, addressType: addressType, keys: keys) else { return nil }
         let tag = tags[Int(index)]
         return TagMatch(tagIndex: Int(index), tagId: tag.tagId, personId: tag.personId, matchedBy: kind)
+    }
+
+    /// `match` without the tag: the hot path's form. It leaves `tags[tagIndex]` (another
+    /// cold cache line, and a retain of its strings) to callers that need more than the
+    /// index. Counts like `match`.
+    public mutating func matchIndex(address: BluetoothAddress, addressType: AddressType,
+                                    keys: AdvertisementKeys) -> (tagIndex: Int32, matchedBy: TagMatch.MatchedIdentity)? {
+        counters.reports &+= 1
+        counters.malformed.record(keys.malformations)
+        guard let found = lookup(address: address, addressType: addressType, keys: keys) else { return nil }
+        counters.matched &+= 1
+        return found
     }
 
     private mutating func lookup(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> (Int32, TagMatch.MatchedIdentity)? {
