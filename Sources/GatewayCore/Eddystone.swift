@@ -91,6 +91,13 @@ public struct EddystoneUID: Hashable, Sendable, CustomStringConvertible {
         self.instance = id
     }
 
+    /// From the fields as stored (`instance` in its low 48 bits).
+    init(namespaceHigh: UInt16, namespaceLow: UInt64, instance: UInt64) {
+        self.namespaceHigh = namespaceHigh
+        self.namespaceLow = namespaceLow
+        self.instance = instance
+    }
+
     /// From a UID frame (frame type and TX power first).
     @inline(__always)
     init?<Bytes: RandomAccessCollection>(frame: Bytes) where Bytes.Element == UInt8, Bytes.Index == Int {
@@ -98,9 +105,7 @@ public struct EddystoneUID: Hashable, Sendable, CustomStringConvertible {
               let high = frame.uint16BE(at: 2), let low = frame.uintBE(at: 4, count: 8),
               let id = frame.uintBE(at: 12, count: 6)
         else { return nil }
-        namespaceHigh = high
-        namespaceLow = low
-        instance = id
+        self.init(namespaceHigh: high, namespaceLow: low, instance: id)
     }
 
     public var namespaceBytes: [UInt8] {

@@ -13,9 +13,13 @@ public enum AddressResolution: Hashable, Sendable {
 ///
 /// Bounded: when full, the entry inserted longest ago is dropped. Phones rotate their
 /// address every ~15 minutes, so old entries are the ones that will not come back.
+///
+/// The results are a `FlatHashTable` (one cache line per lookup on the matcher's hot
+/// path), whose secret seed matters here most: every address in it is one a nearby
+/// device chose.
 public struct ResolvedAddressCache: Sendable {
     public let capacity: Int
-    private var results: [UInt64: Int32]
+    private var results: FlatHashTable<UInt64>
     /// Insertion order as a ring of addresses; `oldest` is the next victim once full.
     private var order: [UInt64]
     private var oldest = 0
@@ -25,7 +29,7 @@ public struct ResolvedAddressCache: Sendable {
 
     public init(capacity: Int = 4096) {
         self.capacity = max(1, capacity)
-        results = Dictionary(minimumCapacity: self.capacity)
+        results = FlatHashTable(minimumCapacity: self.capacity)
         order = []
         order.reserveCapacity(self.capacity)
     }
@@ -39,10 +43,16 @@ public struct ResolvedAddressCache: Sendable {
 
     public mutating func insert(_ resolution: AddressResolution, for address: BluetoothAddress) {
         let stored: Int32 = switch resolution {
-        case let .tag(index): Int32(clamping: index)
+        // Clamped above the table's empty-slot marker (no tag index comes near it).
+        case let .tag(index): max(Int32(clamping: index), FlatHashTable<UInt64>.empty + 1)
         case .unresolved: Self.unresolvedMarker
         }
-        if results.updateValue(stored, forKey: address.rawValue) != nil { return }
+        if results[address.rawValue] != nil {
+            results.updateValue(stored, forKey: address.rawValue)
+            return
+        }
+        // The oldest goes out before the new one comes in: the table never holds more
+        // than `capacity`, the size it was made for.
         if order.count < capacity {
             order.append(address.rawValue)
         } else {
@@ -51,11 +61,12 @@ public struct ResolvedAddressCache: Sendable {
             oldest = oldest + 1 == capacity ? 0 : oldest + 1
             evictions &+= 1
         }
+        results.updateValue(stored, forKey: address.rawValue)
     }
 
     /// Forgets everything: the IRK set changed, so every earlier answer may be wrong.
     public mutating func removeAll() {
-        results.removeAll(keepingCapacity: true)
+        results.removeAll()
         order.removeAll(keepingCapacity: true)
         oldest = 0
     }

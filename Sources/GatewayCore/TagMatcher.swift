@@ -31,13 +31,16 @@ public struct TagMatch: Hashable, Sendable {
 ///
 /// Everything is keyed by integers (address, packed iBeacon and Eddystone ids) so that
 /// the 90 % of reports that come from other devices are rejected with a few hash
-/// lookups, without allocating. Only resolvable private addresses that no earlier rule
-/// matched cost AES, and only once per address thanks to `ResolvedAddressCache`.
+/// lookups, without allocating. The tables are `FlatHashTable`s: at a busy door they are
+/// cold between two batches of reports, and a flat table costs one cache line per
+/// lookup where a `Dictionary` costs up to three. Only resolvable private addresses that
+/// no earlier rule matched cost AES, and only once per address thanks to
+/// `ResolvedAddressCache`.
 public struct TagMatcher: Sendable {
     public private(set) var tags: [ConfiguredTag]
-    private var byAddress: [UInt64: Int32] = [:]
-    private var byIBeacon: [IBeaconKey: Int32] = [:]
-    private var byEddystoneUID: [EddystoneUID: Int32] = [:]
+    private var byAddress = FlatHashTable<UInt64>()
+    private var byIBeacon = FlatHashTable<IBeaconKey>()
+    private var byEddystoneUID = FlatHashTable<EddystoneUID>()
     private var irks: [IRKEntry] = []
     private var cache: ResolvedAddressCache
     public private(set) var counters = Counters()
@@ -80,17 +83,15 @@ public struct TagMatcher: Sendable {
     public mutating func reconfigure(tags newTags: [ConfiguredTag]) {
         let previousIRKs = irks
         tags = newTags
-        byAddress = [:]
-        byIBeacon = [:]
-        byEddystoneUID = [:]
         irks = []
         conflicts = []
         // Sized for a tag of one identity each at once: a server roster's thousands of
         // tags would otherwise rehash these tables a dozen times as they grow.
         var owners: [TagIdentity: Int] = [:]
         owners.reserveCapacity(newTags.count)
-        byAddress.reserveCapacity(newTags.count)
-        byIBeacon.reserveCapacity(newTags.count)
+        byAddress = FlatHashTable(minimumCapacity: newTags.count)
+        byIBeacon = FlatHashTable(minimumCapacity: newTags.count)
+        byEddystoneUID = FlatHashTable()
         for (index, tag) in newTags.enumerated() {
             let index32 = Int32(clamping: index)
             for identity in tag.identities {
@@ -103,13 +104,13 @@ public struct TagMatcher: Sendable {
                 owners[identity] = index
                 switch identity {
                 case let .address(address):
-                    byAddress[address.rawValue] = index32
+                    byAddress.updateValue(index32, forKey: address.rawValue)
                 case let .iBeacon(uuid, major, minor):
                     guard let uuid = UUID128(bigEndianBytes: uuid) else { continue }
-                    byIBeacon[IBeaconKey(uuid: uuid, major: major, minor: minor)] = index32
+                    byIBeacon.updateValue(index32, forKey: IBeaconKey(uuid: uuid, major: major, minor: minor))
                 case let .eddystoneUID(namespace, instance):
                     guard let uid = EddystoneUID(namespace: namespace, instance: instance) else { continue }
-                    byEddystoneUID[uid] = index32
+                    byEddystoneUID.updateValue(index32, forKey: uid)
                 case let .irk(bytes):
                     guard let key = IdentityResolvingKey(bytes) else { continue }
                     irks.append(IRKEntry(key: key, tagIndex: index32))
@@ -131,12 +132,21 @@ public struct TagMatcher: Sendable {
     /// Matches with keys the caller already extracted (e.g. because `scan` also keeps
     /// statistics from them). Order: address, iBeacon, Eddystone-UID, IRK.
     public mutating func match(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> TagMatch? {
-        counters.reports &+= 1
-        counters.malformed.record(keys.malformations)
-        guard let (index, kind) = lookup(address: address, addressType: addressType, keys: keys) else { return nil }
-        counters.matched &+= 1
+        guard let (index, kind) = matchIndex(address: address, addressType: addressType, keys: keys) else { return nil }
         let tag = tags[Int(index)]
         return TagMatch(tagIndex: Int(index), tagId: tag.tagId, personId: tag.personId, matchedBy: kind)
+    }
+
+    /// `match` without the tag: the hot path's form. It leaves `tags[tagIndex]` (another
+    /// cold cache line, and a retain of its strings) to callers that need more than the
+    /// index. Counts like `match`.
+    public mutating func matchIndex(address: BluetoothAddress, addressType: AddressType,
+                                    keys: AdvertisementKeys) -> (tagIndex: Int32, matchedBy: TagMatch.MatchedIdentity)? {
+        counters.reports &+= 1
+        counters.malformed.record(keys.malformations)
+        guard let found = lookup(address: address, addressType: addressType, keys: keys) else { return nil }
+        counters.matched &+= 1
+        return found
     }
 
     private mutating func lookup(address: BluetoothAddress, addressType: AddressType, keys: AdvertisementKeys) -> (Int32, TagMatch.MatchedIdentity)? {

@@ -112,6 +112,31 @@ final class TagMatcherTests: XCTestCase {
         XCTAssertEqual(matcher.counters.malformed.truncatedIBeacon, 1)
     }
 
+    /// The hot path's form answers as `match` and counts the same, for every kind of identity.
+    func testMatchIndexAgreesWithMatch() throws {
+        var byIndex = TagMatcher(tags: try tags())
+        var byTag = TagMatcher(tags: try tags())
+        let rpa = IdentityResolvingKey(irkBytes)!.resolvablePrivateAddress(random: 77)
+        let reports: [(BluetoothAddress, AddressType, [UInt8])] = [
+            (noiseAddress, .randomDevice, bytes(Frames.iBeacon)),
+            (noiseAddress, .randomDevice, bytes(Frames.eddystoneUID)),
+            (staticAddress, .randomDevice, []),
+            (rpa, .randomDevice, []),
+            (rpa, .randomDevice, []),
+            (noiseAddress, .publicDevice, bytes("020106 05ff4c00")),
+        ]
+        for (address, type, data) in reports {
+            let keys = AdvertisementKeys(scanning: data[...])
+            let found = byIndex.matchIndex(address: address, addressType: type, keys: keys)
+            let match = byTag.match(address: address, addressType: type, keys: keys)
+            XCTAssertEqual(found.map { Int($0.tagIndex) }, match?.tagIndex)
+            XCTAssertEqual(found?.matchedBy, match?.matchedBy)
+        }
+        XCTAssertEqual(byIndex.counters, byTag.counters)
+        XCTAssertEqual(byIndex.counters.matched, 5)
+        XCTAssertEqual(byIndex.counters.resolutionCacheHits, 1)
+    }
+
     func testTupleInitialiser() {
         var matcher = TagMatcher(tags: [(tagId: "t", personId: "p", identities: [.address(staticAddress)])])
         XCTAssertEqual(matcher.match(address: staticAddress, addressType: .randomDevice, data: [])?.personId, "p")

@@ -26,11 +26,13 @@ struct DoorCheckpoints: Sendable {
 
     mutating func changed(_ personId: String) { changedPersons.insert(personId) }
 
-    /// The person was heard, through the tag at `tagIndex`.
-    mutating func heard(_ personId: String, tagIndex: Int) {
+    /// The person was heard, through the tag at `tagIndex`. The person's id is asked for
+    /// only when the tag's mark is new: on the hot path, most reports find it set and
+    /// never touch the tag's configuration (a cold cache line, and a retained string).
+    mutating func heard(_ personId: @autoclosure () -> String, tagIndex: Int) {
         heardSinceCheckpoint = true
         guard tagIndex >= 0 else {
-            heardPersons.insert(personId)
+            heardPersons.insert(personId())
             return
         }
         if tagIndex < heardMarks.count {
@@ -40,7 +42,7 @@ struct DoorCheckpoints: Sendable {
             heardMarks.append(contentsOf: repeatElement(0, count: tagIndex + 1 - heardMarks.count))
         }
         heardMarks[tagIndex] = heardEpoch
-        heardPersons.insert(personId)
+        heardPersons.insert(personId())
     }
 
     /// The person's record went with an event: nothing of theirs is left to save.

@@ -120,13 +120,15 @@ public struct DoorCore: Sendable {
         counters.reports &+= 1
         guard let rssi = report.rssi else { return [] }
         let keys = AdvertisementKeys(scanning: report.data)
-        guard let match = matcher.match(address: report.address, addressType: report.addressType, keys: keys) else { return [] }
+        // The index only: the tag's configuration is read when its mark is new.
+        guard let match = matcher.matchIndex(address: report.address, addressType: report.addressType, keys: keys) else { return [] }
+        let tagIndex = Int(match.tagIndex)
         counters.tagReports &+= 1
         let txPower = report.txPower.map(Int.init) ?? keys.txPowerLevel.map(Int.init) ?? keys.iBeacon.map { Int($0.measuredPower) }
-        let events = presence.sample(tagIndex: match.tagIndex, rssi: Int(rssi), address: report.address,
+        let events = presence.sample(tagIndex: tagIndex, rssi: Int(rssi), address: report.address,
                                      addressType: report.addressType, txPower: txPower, at: now)
-        checkpoints.heard(match.personId, tagIndex: match.tagIndex)
-        wishes.heard(tagIndex: match.tagIndex, address: report.address, addressType: report.addressType, at: now)
+        checkpoints.heard(matcher.tags[tagIndex].personId, tagIndex: tagIndex)
+        wishes.heard(tagIndex: tagIndex, address: report.address, addressType: report.addressType, at: now)
         guard !events.isEmpty else { return [] }
         var actions: [DoorAction] = []
         handle(events, at: now, into: &actions)
