@@ -105,12 +105,10 @@ extension PresenceEngine {
     /// The person's signal: the strongest valid filtered RSSI of their tags and that tag.
     mutating func signal(person: Int, now: Int64) -> (rssi: Int, tag: Int32)? {
         var best: (rssi: Int, tag: Int32)?
-        // By index: iterating the array itself would retain it on every sample.
-        for i in 0 ..< persons[person].tagSlots.count {
-            let slot = persons[person].tagSlots[i]
-            guard let value = filtered(slot: Int(slot), now: now) else { continue }
+        for slot in persons[person].tagSlots {
+            guard let value = filtered(slot: slot, now: now) else { continue }
             if let current = best, value <= current.rssi { continue }
-            best = (value, slot)
+            best = (value, Int32(slot))
         }
         return best
     }
