@@ -29,7 +29,8 @@ import HCI
 ///
 /// Hot path: `sample(tagIndex:…)` does integer work only — an array lookup, a ring
 /// buffer of the tag's samples (bounded by `samplesPerTag`, in one flat array for all
-/// tags), a median over a stack buffer — and allocates nothing unless an event results.
+/// tags), one pass over the window that tells whether its median is above the state's
+/// threshold (no sort) — and allocates nothing unless an event results.
 ///
 /// Time must not go backwards: an input older than the newest one seen is treated as
 /// happening at that newest time.
