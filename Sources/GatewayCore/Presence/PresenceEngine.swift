@@ -130,12 +130,11 @@ public struct PresenceEngine: Sendable {
     }
 
     struct PersonSlot: Sendable {
-        // Hot: what `deadline`, `schedule` and `evaluate` read for a sample of the person.
+        // Hot: what `deadline`, `schedule` and `evaluate` read for a sample of the person,
+        // a NEARBY person's in the first 32 bytes, then what PRESENT and UNCONFIRMED add.
         var lastSample = PresenceEngine.never
         /// The time of this person's live heap entry, `never` when none.
         var scheduledAt = PresenceEngine.never
-        var visitStart = PresenceEngine.never
-        var unconfirmedSince = PresenceEngine.never
         /// The person's tag slots are `firstTagSlot ..< firstTagSlot + tagCount`: `build`
         /// lays out each person's tags one after another, so the range is kept inline
         /// rather than as an array, whose separate buffer would be one more cache miss
@@ -147,6 +146,8 @@ public struct PresenceEngine: Sendable {
         var waitingReported = false
         /// The tag slot whose signal decided the last transition of the visit.
         var decidingTag: Int32
+        var visitStart = PresenceEngine.never
+        var unconfirmedSince = PresenceEngine.never
         // Cold: read when events and records are made.
         var id: String
         /// The visit's start in wall-clock milliseconds, fixed at its checkin: the checkout
