@@ -71,13 +71,18 @@ extension PresenceEngine {
         tags[slot].count = Int32(count)
     }
 
-    /// The tag's filtered RSSI at `now`, nil when fewer than `minSamples` are in the window.
-    mutating func filtered(slot: Int, now: Int64) -> Int? {
+    /// The tag's window at `now` (its ring's first index in the flat arrays, the oldest
+    /// sample's position, the count), nil when fewer than `minSamples` are in it.
+    mutating func filterWindow(slot: Int, now: Int64) -> (base: Int, head: Int, count: Int)? {
         expire(slot: slot, now: now)
         let count = Int(tags[slot].count)
         guard count >= minSamples, count > 0 else { return nil }
-        let base = slot &* capacity
-        let head = Int(tags[slot].head)
+        return (slot &* capacity, Int(tags[slot].head), count)
+    }
+
+    /// The tag's filtered RSSI at `now`, nil when fewer than `minSamples` are in the window.
+    mutating func filtered(slot: Int, now: Int64) -> Int? {
+        guard let (base, head, count) = filterWindow(slot: slot, now: now) else { return nil }
         let capacity = capacity
         return ringRSSI.withUnsafeBufferPointer { ring in
             withUnsafeTemporaryAllocation(of: Int8.self, capacity: count) { sorted in
@@ -102,15 +107,76 @@ extension PresenceEngine {
         }
     }
 
+    /// Whether the tag's filtered RSSI at `now` exceeds `threshold`, nil when fewer than
+    /// `minSamples` are in the window: `filtered(slot:now:).map { $0 > threshold }`
+    /// in one pass over the window, without sorting it (a sample's decision only
+    /// compares the signal with one threshold).
+    mutating func filtered(slot: Int, now: Int64, exceeds threshold: Int) -> Bool? {
+        guard let (base, head, count) = filterWindow(slot: slot, now: now) else { return nil }
+        let capacity = capacity
+        return ringRSSI.withUnsafeBufferPointer { all in
+            Self.median(ofRing: UnsafeBufferPointer(rebasing: all[base ..< base &+ capacity]), head: head, count: count,
+                        exceeds: threshold)
+        }
+    }
+
+    /// Whether the median of the `count` ring entries from `head` (wrapping at the ring's
+    /// end) exceeds `threshold`, with the even-count rule of `filtered(slot:now:)`.
+    ///
+    /// With `above` the number of entries > threshold: for an odd count the middle one
+    /// exceeds it iff `above` is more than half. For an even count (half `h`) both
+    /// middles exceed it when `above > h`, neither when `above < h`; when `above == h`
+    /// the middles are the largest entry ≤ threshold and the smallest > threshold, both
+    /// found in the same pass, and their mean rounded down decides.
+    static func median(ofRing ring: UnsafeBufferPointer<Int8>, head: Int, count: Int, exceeds threshold: Int) -> Bool {
+        var above = 0
+        var highestAtOrBelow = Int.min
+        var lowestAbove = Int.max
+        let capacity = ring.count
+        for i in 0 ..< count {
+            var position = head &+ i
+            if position >= capacity { position &-= capacity }
+            let value = Int(ring[position])
+            if value > threshold {
+                above &+= 1
+                if value < lowestAbove { lowestAbove = value }
+            } else if value > highestAtOrBelow {
+                highestAtOrBelow = value
+            }
+        }
+        let half = count / 2
+        if count % 2 == 1 || above != half { return above > half }
+        // Here count ≥ 2 and exactly half the entries are above: both extremes were seen.
+        return (highestAtOrBelow &+ lowestAbove) >> 1 > threshold
+    }
+
+    /// Whether the person's signal (see `signal(person:now:)`) exceeds `threshold`, nil
+    /// when no tag has a filtered value. Every tag's window is expired on the way, as
+    /// `signal` does, so the rings are left exactly as it would leave them.
+    mutating func signal(person: Int, now: Int64, exceeds threshold: Int) -> Bool? {
+        var result: Bool?
+        for slot in persons[person].tagSlots {
+            guard let above = filtered(slot: slot, now: now, exceeds: threshold) else { continue }
+            result = above || result == true
+        }
+        return result
+    }
+
+    /// The tag whose signal is the person's (strongest, the first on ties), for a person
+    /// with a signal: a single tag is that tag without a look at its window.
+    mutating func strongestTag(person: Int, now: Int64) -> Int32 {
+        if persons[person].tagCount == 1 { return persons[person].firstTagSlot }
+        // Never nil here: the caller has just found a filtered value at `now`.
+        return signal(person: person, now: now)?.tag ?? persons[person].decidingTag
+    }
+
     /// The person's signal: the strongest valid filtered RSSI of their tags and that tag.
     mutating func signal(person: Int, now: Int64) -> (rssi: Int, tag: Int32)? {
         var best: (rssi: Int, tag: Int32)?
-        // By index: iterating the array itself would retain it on every sample.
-        for i in 0 ..< persons[person].tagSlots.count {
-            let slot = persons[person].tagSlots[i]
-            guard let value = filtered(slot: Int(slot), now: now) else { continue }
+        for slot in persons[person].tagSlots {
+            guard let value = filtered(slot: slot, now: now) else { continue }
             if let current = best, value <= current.rssi { continue }
-            best = (value, slot)
+            best = (value, Int32(slot))
         }
         return best
     }

@@ -70,12 +70,12 @@ extension PresenceEngine {
             person.unconfirmedSince = Self.never
             person.unconfirmedSeries = []
             person.lastSample = lastSample ?? Self.never
-            if let slot = person.tagSlots.first(where: { tags[Int($0)].id == record.tagId }) ?? person.tagSlots.first {
-                person.decidingTag = slot
-                if tags[Int(slot)].id == record.tagId {
-                    tags[Int(slot)].address = record.address
-                    tags[Int(slot)].addressType = record.addressType
-                    tags[Int(slot)].txPower = record.txPower.map { Int8(clamping: $0) }
+            if let slot = person.tagSlots.first(where: { tags[$0].id == record.tagId }) ?? person.tagSlots.first {
+                person.decidingTag = Int32(slot)
+                if tags[slot].id == record.tagId {
+                    tags[slot].address = record.address
+                    tags[slot].addressType = record.addressType
+                    tags[slot].txPower = record.txPower.map { Int8(clamping: $0) }
                 }
             }
             switch record.state {

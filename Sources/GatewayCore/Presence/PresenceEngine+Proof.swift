@@ -14,7 +14,7 @@ extension PresenceEngine {
         var best: (at: Int64, roundTripMs: Int)?
         var allLocked = !persons[person].tagSlots.isEmpty
         for slot in persons[person].tagSlots {
-            let tag = tags[Int(slot)]
+            let tag = tags[slot]
             if isLocked(tag, now: now) { continue }
             allLocked = false
             guard tag.proofAt != Self.never, tag.proofAt <= now, now &- tag.proofAt < limits.proofTTL else { continue }

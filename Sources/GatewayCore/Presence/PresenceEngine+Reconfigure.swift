@@ -65,8 +65,8 @@ extension PresenceEngine {
             persons[person].unconfirmedSeries = slot.unconfirmedSeries
             persons[person].waitingReported = slot.waitingReported
             let decidingId = slot.decidingTag >= 0 ? old.tags[Int(slot.decidingTag)].id : nil
-            if let match = persons[person].tagSlots.first(where: { tags[Int($0)].id == decidingId }) {
-                persons[person].decidingTag = match
+            if let match = persons[person].tagSlots.first(where: { tags[$0].id == decidingId }) {
+                persons[person].decidingTag = Int32(match)
             }
         }
         rescheduleAll()

@@ -48,12 +48,15 @@ extension PresenceEngine {
     mutating func evaluate(person: Int, now: Int64, into events: inout [PresenceEvent]) {
         let state = persons[person].state
         guard state != .outside else { return }
-        guard let signal = signal(person: person, now: now) else { return }
+        // Each state compares the signal with one threshold: no median need be computed
+        // unless the person moves (then the deciding tag is looked up).
+        let threshold = state == .present ? limits.exit : limits.enter
+        guard let above = signal(person: person, now: now, exceeds: threshold) else { return }
         switch state {
         case .nearby:
             // Held (a paused door, or a store that refuses events): nobody new is checked
             // in; the person stays NEARBY and is checked in at a sample after the hold.
-            guard signal.rssi > limits.enter, !checkinsHeld else { return }
+            guard above, !checkinsHeld else { return }
             var handshake: PresenceDecision.Handshake?
             if persons[person].requireProof {
                 switch proof(person: person, now: now) {
@@ -67,20 +70,21 @@ extension PresenceEngine {
                     return
                 }
             }
+            let tag = strongestTag(person: person, now: now)
             persons[person].visitStart = now
             persons[person].visitStartWall = wallClock.wallMilliseconds(at: Instant(nanoseconds: now))
-            persons[person].decidingTag = signal.tag
+            persons[person].decidingTag = tag
             persons[person].waitingReported = false
             setState(person: person, to: .present, at: now, into: &events)
-            let series = self.series(slot: Int(signal.tag), now: now)
+            let series = self.series(slot: Int(tag), now: now)
             counters.checkins &+= 1
-            events.append(.checkin(decision(person: person, tag: Int(signal.tag), timestamp: now, decidedAt: now,
+            events.append(.checkin(decision(person: person, tag: Int(tag), timestamp: now, decidedAt: now,
                                             series: series, handshake: handshake)))
         case .present:
-            guard signal.rssi <= limits.exit else { return }
-            beginUnconfirmed(person: person, tag: signal.tag, at: now, into: &events)
+            guard !above else { return }
+            beginUnconfirmed(person: person, tag: strongestTag(person: person, now: now), at: now, into: &events)
         case .unconfirmed:
-            guard signal.rssi > limits.enter else { return }
+            guard above else { return }
             // Same visit: no event, and no new proof needed.
             persons[person].unconfirmedSince = Self.never
             persons[person].unconfirmedSeries = []

@@ -72,9 +72,9 @@ extension PresenceEngine {
     func lastHeardTag(person: Int) -> Int32 {
         var best = persons[person].decidingTag
         var bestTime = Self.never
-        for slot in persons[person].tagSlots where tags[Int(slot)].lastSample > bestTime {
-            best = slot
-            bestTime = tags[Int(slot)].lastSample
+        for slot in persons[person].tagSlots where tags[slot].lastSample > bestTime {
+            best = Int32(slot)
+            bestTime = tags[slot].lastSample
         }
         return best
     }

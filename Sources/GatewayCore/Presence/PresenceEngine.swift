@@ -29,7 +29,8 @@ import HCI
 ///
 /// Hot path: `sample(tagIndex:…)` does integer work only — an array lookup, a ring
 /// buffer of the tag's samples (bounded by `samplesPerTag`, in one flat array for all
-/// tags), a median over a stack buffer — and allocates nothing unless an event results.
+/// tags), one pass over the window that tells whether its median is above the state's
+/// threshold (no sort) — and allocates nothing unless an event results.
 ///
 /// Time must not go backwards: an input older than the newest one seen is treated as
 /// happening at that newest time.
@@ -103,41 +104,61 @@ public struct PresenceEngine: Sendable {
     /// Absent values in the slots' times.
     static let never = Int64.min
 
+    // Slot layout: Swift lays stored properties out in declaration order, so each slot
+    // starts with what a sample of a person already heard reads or writes (`sample` →
+    // `fireDue`/`deadline` → `append` → `evaluate` → `schedule`), small fields packed
+    // together, and ends with what only transitions, proofs, reloads and records read.
+    // At a busy door the slots go cold between two batches of reports: every cache line
+    // a sample touches is a miss, so the hot fields share as few lines as they can.
+
     struct TagSlot: Sendable {
-        var id: String
-        var matcherIndex: Int
+        // Hot: 30 bytes, written by every sample.
+        var lastSample = PresenceEngine.never
+        var address = BluetoothAddress(rawValue: 0)
         var person: Int32
         /// Ring: index of the oldest sample (relative to the tag's base) and sample count.
         var head: Int32 = 0
         var count: Int32 = 0
-        var lastSample = PresenceEngine.never
-        var address = BluetoothAddress(rawValue: 0)
         var addressType = AddressType.publicDevice
         var txPower: Int8?
+        // Cold: identity and proof, read on transitions and proofs.
+        var id: String
+        var matcherIndex: Int
         var proofAt = PresenceEngine.never
         var proofRoundTripMs = 0
         var lockedUntil = PresenceEngine.never
     }
 
     struct PersonSlot: Sendable {
-        var id: String
-        var requireProof: Bool
-        var tagSlots: [Int32]
-        var state = PresenceState.outside
+        // Hot: what `deadline`, `schedule` and `evaluate` read for a sample of the person,
+        // a NEARBY person's in the first 32 bytes, then what PRESENT and UNCONFIRMED add.
         var lastSample = PresenceEngine.never
+        /// The time of this person's live heap entry, `never` when none.
+        var scheduledAt = PresenceEngine.never
+        /// The person's tag slots are `firstTagSlot ..< firstTagSlot + tagCount`: `build`
+        /// lays out each person's tags one after another, so the range is kept inline
+        /// rather than as an array, whose separate buffer would be one more cache miss
+        /// per sample.
+        var firstTagSlot: Int32
+        var tagCount: Int32
+        var state = PresenceState.outside
+        var requireProof: Bool
+        var waitingReported = false
+        /// The tag slot whose signal decided the last transition of the visit.
+        var decidingTag: Int32
         var visitStart = PresenceEngine.never
+        var unconfirmedSince = PresenceEngine.never
+        // Cold: read when events and records are made.
+        var id: String
         /// The visit's start in wall-clock milliseconds, fixed at its checkin: the checkout
         /// repeats it exactly (it is in the idempotency key) even when the wall clock was
         /// stepped in between (NTP's first sync on a Pi without a real-time clock).
         var visitStartWall = PresenceEngine.never
-        var unconfirmedSince = PresenceEngine.never
-        /// The tag slot whose signal decided the last transition of the visit.
-        var decidingTag: Int32
         /// The deciding tag's window when UNCONFIRMED began: the checkout's `rssiSeries`.
         var unconfirmedSeries: [Int8] = []
-        var waitingReported = false
-        /// The time of this person's live heap entry, `never` when none.
-        var scheduledAt = PresenceEngine.never
+
+        /// The person's tag slots, in configuration order.
+        var tagSlots: Range<Int> { Int(firstTagSlot) ..< Int(firstTagSlot) + Int(tagCount) }
     }
 
     public init(settings: PresenceSettings, persons: [PresencePerson],
@@ -163,17 +184,17 @@ public struct PresenceEngine: Sendable {
         var maxIndex = -1
         for person in newPersons where personById[person.id] == nil {
             let personSlot = Int32(persons.count)
-            var tagSlots: [Int32] = []
+            let firstTagSlot = Int32(tags.count)
             // Indices are TagMatcher positions, so small; a wild one would size the
             // lookup table below, so it is refused rather than trusted.
             for tag in person.tags where tag.index >= 0 && tag.index < Self.maximumTagIndex {
-                tagSlots.append(Int32(tags.count))
-                tags.append(TagSlot(id: tag.id, matcherIndex: tag.index, person: personSlot))
+                tags.append(TagSlot(person: personSlot, id: tag.id, matcherIndex: tag.index))
                 maxIndex = max(maxIndex, tag.index)
             }
+            let tagCount = Int32(tags.count) - firstTagSlot
             personById[person.id] = personSlot
-            persons.append(PersonSlot(id: person.id, requireProof: person.requireProof, tagSlots: tagSlots,
-                                      decidingTag: tagSlots.first ?? -1))
+            persons.append(PersonSlot(firstTagSlot: firstTagSlot, tagCount: tagCount, requireProof: person.requireProof,
+                                      decidingTag: tagCount > 0 ? firstTagSlot : -1, id: person.id))
         }
         // Only as large as the largest index some tag uses; a hostile index was filtered.
         slotByTagIndex = Array(repeating: -1, count: maxIndex + 1)
