@@ -126,11 +126,11 @@ public final class GatewayAgent {
         } catch {
             return .failed(error.message)
         }
-        // Reports wait up to half a second (the busier the door, the shorter): nothing to
-        // presence, whose decisions take seconds; commands and a proof's exchange are read
-        // at once (see `TransportDriver`); and a busy door wakes the agent a few times a
-        // second instead of once per report, each wake-up costing hundreds of reports'
-        // work (README, "Benchmarks").
+        // Reports wait up to a second (at 3,000 a second and more, the busier the door, the
+        // shorter): little to presence, whose decisions take seconds; commands and a
+        // proof's exchange are read at once (see `TransportDriver`); and a busy door wakes
+        // the agent about once a second instead of once per report, each wake-up costing
+        // hundreds of reports' work (README, "Benchmarks").
         link.readGathering = ReadGathering()
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per

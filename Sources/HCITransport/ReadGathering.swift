@@ -7,14 +7,17 @@ import EventLoop
 /// A controller sends every advertising report as a packet of its own, and each wake-up
 /// costs far more than a report does: a poll, a read, a context switch, and the door's
 /// tables gone cold in the caches while the agent slept (some hundreds of µs on the
-/// development machine, against about half a µs of work per report). A pause long enough
-/// that a wake-up finds about `reportsPerWakeUp` reports waiting shares that cost among
-/// them: 2,000 keep a door's live cost within 2× of the same reports replayed at 3,000 a
-/// second (scripts/bench-door). A busy door is read a few times a second, a quiet one at
-/// `longest`. Presence decisions take seconds, so half a second more is nothing to them;
-/// a command's answer and a tag's are never kept waiting (the driver reads at once while
+/// development machine, against under half a µs of work per report), and at a crowded
+/// door a read's check-ins share one commit and its wait for the disk. A pause long
+/// enough that a wake-up finds about `reportsPerWakeUp` reports waiting shares those costs
+/// among them: 3,000, at most a second, keep a crowded door's live cost (3,000 reports a
+/// second) within 2× of matching the same reports alone (`scan` replayed;
+/// scripts/bench-door), where 2,000 and half a second cost a third more. A busy door is
+/// read about once a second, a quiet one at `longest`. Presence decisions take seconds
+/// (a window of 3 s, two samples at least), so up to a second more is little to them; a
+/// command's answer and a tag's are never kept waiting (the driver reads at once while
 /// one is awaited). What waits longest is the first event of a new connection (up to
-/// `longest` at a quiet door), which only delays a proof's start.
+/// `longest`), which only delays a proof's start.
 public struct ReadGathering: Sendable, Equatable {
     /// Reports a wake-up should find waiting. The user channel's receive buffer
     /// (`UserChannelSocket.receiveBufferBytes`) holds several times this many.
@@ -31,7 +34,7 @@ public struct ReadGathering: Sendable, Equatable {
     /// Advertising reports read since `measuringSince`.
     private var reportsSince = 0
 
-    public init(reportsPerWakeUp: Int = 2_000, shortest: Duration = .milliseconds(40), longest: Duration = .milliseconds(500)) {
+    public init(reportsPerWakeUp: Int = 3_000, shortest: Duration = .milliseconds(40), longest: Duration = .seconds(1)) {
         precondition(reportsPerWakeUp > 0 && shortest > .zero && longest >= shortest)
         self.reportsPerWakeUp = reportsPerWakeUp
         self.shortest = shortest

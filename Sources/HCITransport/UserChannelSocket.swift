@@ -41,13 +41,13 @@ enum UserChannelSocket {
     /// Room for what a controller sends while the agent lets reports gather
     /// (`ReadGathering`): the kernel charges each queued packet its whole buffer (about
     /// 2 KiB for a UART controller's 40-byte report), so the default 208 KiB holds about
-    /// 90 reports, under 10 ms at 10,000 a second, and drops the rest. 8 MiB (the kernel
-    /// doubles it) holds about 8,000: four times the reports a wake-up aims to find, and
-    /// the longest pause (half a second) when a door goes from quiet to 10,000 reports a
+    /// 90 reports, under 10 ms at 10,000 a second, and drops the rest. 16 MiB (the kernel
+    /// doubles it) holds about 16,000: five times the reports a wake-up aims to find, and
+    /// the longest pause (a second) when a door goes from quiet to 10,000 reports a
     /// second at once. It is kernel memory, taken only while reports wait.
     /// SO_RCVBUFFORCE passes `net.core.rmem_max` with CAP_NET_ADMIN, which the user
     /// channel needs anyway; without it SO_RCVBUF gets what the limit allows.
-    static let receiveBufferBytes: Int32 = 8 << 20
+    static let receiveBufferBytes: Int32 = 16 << 20
 
     private static func enlargeReceiveBuffer(_ fd: Int32) {
         var bytes = receiveBufferBytes
