@@ -127,11 +127,12 @@ public final class GatewayAgent {
             return .failed(error.message)
         }
         // Reports wait up to a second (at 3,000 a second and more, the busier the door, the
-        // shorter): little to presence, whose decisions take seconds; commands and a
-        // proof's exchange are read at once (see `TransportDriver`); and a busy door wakes
-        // the agent about once a second instead of once per report, each wake-up costing
-        // hundreds of reports' work (README, "Benchmarks").
-        link.readGathering = ReadGathering()
+        // shorter; half a second on a serial line, whose kernel buffer is small): little to
+        // presence, whose decisions take seconds; commands and a proof's exchange are read
+        // at once (see `TransportDriver`); and a busy door wakes the agent about once a
+        // second instead of once per report, each wake-up costing hundreds of reports'
+        // work (README, "Benchmarks").
+        link.readGathering = ReadGathering.forTransport(spec)
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per
         // report cost more than much of the ingest. The agent outlives every read: it owns

@@ -115,11 +115,6 @@ struct FlatHashTable<Key: FlatHashKey>: Sendable {
         count = 0
     }
 
-    mutating func reserveCapacity(_ minimumCapacity: Int) {
-        let slots = Self.slotCount(for: minimumCapacity)
-        if slots > entries.count { rehash(slots: slots) }
-    }
-
     /// The slot holding `key`, or the empty slot where it would go.
     private func slot(for key: Key) -> Int {
         let mask = entries.count - 1

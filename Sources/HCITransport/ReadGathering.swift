@@ -1,4 +1,5 @@
 import EventLoop
+import HCI
 
 /// How long advertising reports may gather before the next read, from the rate they
 /// arrive at: sans-IO, the `TransportDriver` asks it each time it pauses reading
@@ -39,6 +40,19 @@ public struct ReadGathering: Sendable, Equatable {
         self.reportsPerWakeUp = reportsPerWakeUp
         self.shortest = shortest
         self.longest = longest
+    }
+
+    /// The gathering a transport's kernel buffer allows. A socket's holds what a second
+    /// brings even at 10,000 reports a second (the user channel's is enlarged,
+    /// `UserChannelSocket.receiveBufferBytes`; TCP's grows by itself). A serial line's is
+    /// the tty's, about 64 KiB: some 1,400 reports of 45 bytes before flow control stops
+    /// the controller, which then drops reports. So on `serial:` a wake-up aims for 1,000
+    /// (45 KB) and waits at most half a second.
+    public static func forTransport(_ spec: TransportSpec) -> ReadGathering {
+        switch spec {
+        case .serial: ReadGathering(reportsPerWakeUp: 1_000, longest: .milliseconds(500))
+        case .userChannel, .tcp, .btsnoop: ReadGathering()
+        }
     }
 
     /// A pause of a fixed length, whatever the rate.

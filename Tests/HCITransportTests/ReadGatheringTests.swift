@@ -1,4 +1,5 @@
 import EventLoop
+import HCI
 import XCTest
 @testable import HCITransport
 
@@ -27,6 +28,24 @@ final class ReadGatheringTests: XCTestCase {
         XCTAssertEqual(gathering.pause(at: at(540)), .milliseconds(40), "100,000 a second: the shortest")
         // Nothing read since: the longest.
         XCTAssertEqual(gathering.pause(at: at(580)), .milliseconds(250))
+    }
+
+    /// By transport: at a crowded door (3,000 reports a second) a socket gathers a second's
+    /// reports, a serial line no more than its tty buffer holds (1,000 reports, 45 KB).
+    func testASerialLineGathersWhatItsBufferHolds() {
+        for (spec, expected) in [(TransportSpec.userChannel(index: 0), Duration.seconds(1)),
+                                 (.tcp(host: "127.0.0.1", port: 9000), .seconds(1)),
+                                 (.serial(path: "/dev/ttyAMA0", baud: 1_000_000), .nanoseconds(333_333_333))] {
+            var gathering = ReadGathering.forTransport(spec)
+            _ = gathering.pause(at: at(0))
+            gathering.read(advertisingReports: 120)  // 40 ms at 3,000 a second
+            XCTAssertEqual(gathering.pause(at: at(40)), expected, "\(spec)")
+        }
+        // A quiet serial line waits at most half a second.
+        var serial = ReadGathering.forTransport(.serial(path: "/dev/ttyAMA0", baud: 1_000_000))
+        _ = serial.pause(at: at(0))
+        serial.read(advertisingReports: 10)
+        XCTAssertEqual(serial.pause(at: at(40)), .milliseconds(500))
     }
 
     /// A fixed gathering ignores the rate.

@@ -8,8 +8,9 @@ import HCI
 /// Sans-IO and incremental: the driver says what changed — a tag was heard, a person's
 /// state or proofs changed — and `update` re-decides only those tags, returning the
 /// wants and unwants to hand to the connect scheduler. Nothing here walks the roster
-/// per report or per tick: a report of a tag costs one dictionary lookup, and one
-/// evaluation of that tag at the next `update`.
+/// per report or per tick: a report of a tag costs one array slot, and at most one
+/// evaluation of that tag at the next `update` (none when heard again at its address
+/// within `timeConditionsRecheck`, below).
 ///
 /// Conditions that change with time alone (a proof growing older than `proof_ttl_s`, a
 /// lockout running out) are re-decided when the tag is next heard, which is also when a

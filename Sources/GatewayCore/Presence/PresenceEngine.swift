@@ -112,7 +112,7 @@ public struct PresenceEngine: Sendable {
     // a sample touches is a miss, so the hot fields share as few lines as they can.
 
     struct TagSlot: Sendable {
-        // Hot: 30 bytes, written by every sample.
+        // Hot: 31 bytes, written by every sample.
         var lastSample = PresenceEngine.never
         var address = BluetoothAddress(rawValue: 0)
         var person: Int32
