@@ -97,6 +97,8 @@ extension GatewayAgent {
 
     func controllerUp() {
         watchdog?.controllerAnswered(at: loop.now)
+        // Restored visits wait for the scan before their timers decide (docs/presence.md).
+        perform(core.scanningStarted(at: loop.now))
         leds?.update { engine, now in
             engine.setControllerDown(false, at: now)
             engine.setScanning(true, at: now)

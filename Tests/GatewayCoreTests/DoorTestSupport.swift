@@ -15,6 +15,10 @@ struct FakeDoorStore {
     var checkpoints = 0
     /// Whether each checkpoint waited for the disk, in order.
     var durability: [Bool] = []
+    /// The records a power cut leaves: as of the last write that waited for the disk (a
+    /// commit, or a durable checkpoint; either makes the relaxed writes before it durable
+    /// too, as SQLite's WAL does). `records` is what `kill -9` leaves.
+    var durableRecords: [String: [UInt8]] = [:]
 
     mutating func commit(_ batch: DoorCommitBatch) -> DoorCommitResult {
         commitAttempts += 1
@@ -32,6 +36,7 @@ struct FakeDoorStore {
             sequences.append(numbered.sequence)
         }
         write(batch.records)
+        durableRecords = records
         return .committed(sequences: sequences)
     }
 
@@ -40,6 +45,7 @@ struct FakeDoorStore {
         checkpoints += 1
         durability.append(checkpoint.durable)
         write(checkpoint.records)
+        if checkpoint.durable { durableRecords = records }
         return nil
     }
 
@@ -105,13 +111,19 @@ struct DoorHarness {
 
     /// `synchronised`: what the kernel says at the restore (the core is built assuming it is,
     /// as the agent builds it before it reads the clock). `restoring: false`: the store could
-    /// not be opened at start, so nothing is restored (yet).
+    /// not be opened at start, so nothing is restored (yet). `scanning: false`: the
+    /// controller is not up yet (`core.scanningStarted` is the test's to give); else it
+    /// comes up right after the restore, as the agent's does.
     init(_ setup: DoorSetup, stored: [String: [UInt8]] = [:], store: FakeDoorStore = FakeDoorStore(), synchronised: Bool = true,
-         restoring: Bool = true) {
+         restoring: Bool = true, scanning: Bool = true, now: Instant = Instant(nanoseconds: 1_000_000_000),
+         wall: Int64 = DoorHarness.anchorWall) {
+        self.now = now
+        self.wall = wall
         core = DoorCore(setup: setup, now: now, clock: WallClockReading(wallMilliseconds: wall, synchronised: true))
         self.store = store
         self.synchronised = synchronised
         if restoring { perform(core.restore(stored: stored, at: now, clock: clock)) }
+        if scanning { perform(core.scanningStarted(at: now)) }
     }
 
     var clock: WallClockReading { WallClockReading(wallMilliseconds: wall, synchronised: synchronised) }

@@ -22,22 +22,23 @@ final class PresenceRestartTests: XCTestCase {
 
     func wall(_ h: PresenceHarness, _ instant: Instant) -> Int64 { h.engine.wallClock.wallMilliseconds(at: instant) }
 
-    func testPresentRestartsUnconfirmedAndItsCheckoutStillComes() throws {
+    func testPresentRestartsPresentAndItsCheckoutStillComes() throws {
         var h = PresenceHarness()
         h.samples(-60, from: 0, to: 20)
         let checkin = try XCTUnwrap(h.checkins.first)
         let lastSampleWall = wall(h, seconds(19.5))
         h.advance(to: 21)
         var r = restart(h, downtime: 30)
-        XCTAssertEqual(r.state(), .unconfirmed)
+        XCTAssertEqual(r.state(), .present)
         XCTAssertEqual(r.engine.openVisits, 1)
         r.advance(to: 400)
         XCTAssertTrue(r.checkins.isEmpty, "no second checkin")
         let checkout = try XCTUnwrap(r.checkouts.first)
         XCTAssertEqual(r.checkouts.count, 1)
         XCTAssertEqual(checkout.visitStartWallMilliseconds, checkin.visitStartWallMilliseconds, "the same visit")
-        XCTAssertEqual(checkout.timestampWallMilliseconds, lastSampleWall, "leave timer from the last sample before shutdown")
-        XCTAssertEqual(checkout.decidedAtWallMilliseconds, lastSampleWall + 180_000)
+        XCTAssertEqual(checkout.timestampWallMilliseconds, lastSampleWall + 10_000,
+                       "lost at the last sample before shutdown plus lost_after_s, as without the restart")
+        XCTAssertEqual(checkout.decidedAtWallMilliseconds, lastSampleWall + 190_000)
         // Same visit start → the server can pair the checkout with the checkin's key.
         let key = { (type: AttendanceEventType, ms: Int64) in
             IdempotencyKey.make(personId: "p1", gatewayId: "g", type: type, visitStartMilliseconds: ms)
@@ -72,17 +73,75 @@ final class PresenceRestartTests: XCTestCase {
         XCTAssertTrue(r.checkins.isEmpty)
     }
 
-    func testDowntimeLongerThanTheDebounceChecksOutAtOnce() throws {
+    func testDowntimeLongerThanTheHoldLimitChecksOutAtOnce() throws {
         var h = PresenceHarness()
         h.samples(-60, from: 0, to: 10)
         let lastWall = wall(h, seconds(9.5))
-        var r = restart(h, downtime: 3600)
+        var r = restart(h, downtime: 3601)
         XCTAssertNotNil(r.engine.nextDeadline)
+        XCTAssertFalse(r.engine.holdsRestoredVisits, "last heard over an hour ago: not held")
         let events = r.engine.advance(to: .zero)
         let checkout = try XCTUnwrap(events.compactMap { if case let .checkout(d) = $0 { d } else { nil } }.first)
-        XCTAssertEqual(checkout.timestampWallMilliseconds, lastWall)
-        XCTAssertEqual(checkout.decidedAtWallMilliseconds, wall(h, h.now) + 3_600_000, "decided at restart")
+        XCTAssertEqual(checkout.timestampWallMilliseconds, lastWall + 10_000)
+        XCTAssertEqual(checkout.decidedAtWallMilliseconds, wall(h, h.now) + 3_601_000, "decided at restart")
         XCTAssertEqual(r.state(), .outside)
+    }
+
+    func testDowntimeLongerThanTheDebounceWaitsForTheScanThenChecksOutStampedAtTheLastSample() throws {
+        var h = PresenceHarness()
+        h.samples(-60, from: 0, to: 10)
+        let lastWall = wall(h, seconds(9.5))
+        var r = restart(h, downtime: 600)
+        XCTAssertTrue(r.engine.advance(to: seconds(9.999)).isEmpty, "the scan has not had lost_after_s to hear them")
+        XCTAssertEqual(r.state(), .present)
+        let events = r.engine.advance(to: seconds(10))
+        let checkout = try XCTUnwrap(events.compactMap { if case let .checkout(d) = $0 { d } else { nil } }.first)
+        XCTAssertEqual(checkout.timestampWallMilliseconds, lastWall + 10_000, "UNCONFIRMED at the last sample + lost_after_s")
+        XCTAssertEqual(checkout.decidedAtWallMilliseconds, wall(h, h.now) + 610_000)
+        XCTAssertEqual(r.state(), .outside)
+    }
+
+    func testARestoredVisitWaitsForTheScanHoweverLateItStarts() throws {
+        var h = PresenceHarness()
+        h.samples(-60, from: 0, to: 10)
+        let lastWall = wall(h, seconds(9.5))
+        let records = h.engine.records
+        var engine = PresenceEngine(settings: h.engine.settings, persons: [PresencePerson(id: "p1", tags: [PresenceTag(index: 0, id: "t1")])])
+        engine.restore(records: records, now: .zero, wallNow: wall(h, h.now) + 5000, scanStartsNow: false)
+        XCTAssertNil(engine.nextTransition(), "no timer runs before the scan")
+        XCTAssertTrue(engine.advance(to: seconds(300)).isEmpty)
+        engine.scanningStarted(at: seconds(300))
+        XCTAssertEqual(engine.nextTransition(), seconds(310))
+        XCTAssertTrue(engine.advance(to: seconds(309.9)).isEmpty)
+        let events = engine.advance(to: seconds(310))
+        let checkout = try XCTUnwrap(events.compactMap { if case let .checkout(d) = $0 { d } else { nil } }.first)
+        XCTAssertEqual(checkout.timestampWallMilliseconds, lastWall + 10_000)
+        XCTAssertFalse(engine.holdsRestoredVisits)
+    }
+
+    func testAPersonHeardWithinTheHoldKeepsTheirVisitAfterADowntimeLongerThanTheDebounce() throws {
+        var h = PresenceHarness()
+        h.samples(-60, from: 0, to: 10)
+        var r = restart(h, downtime: 600)
+        r.samples(-60, from: 0.5, to: 60)
+        XCTAssertEqual(r.state(), .present)
+        XCTAssertTrue(r.checkins.isEmpty && r.checkouts.isEmpty, "the same visit, no event")
+        r.advance(to: 400)
+        let checkout = try XCTUnwrap(r.checkouts.first)
+        XCTAssertEqual(checkout.visitStartWallMilliseconds, h.checkins.first?.visitStartWallMilliseconds)
+        XCTAssertEqual(checkout.timestampWallMilliseconds, wall(r, seconds(59.5)) + 10_000)
+    }
+
+    func testARestoredPersonHeardBetweenTheThresholdsStaysPresent() {
+        var h = PresenceHarness()
+        h.samples(-72, from: 0, to: 2)
+        h.samples(-60, from: 2, to: 10)
+        h.samples(-72, from: 10, to: 20)
+        XCTAssertEqual(h.state(), .present, "hysteresis: above exit_rssi keeps a visit")
+        var r = restart(h, downtime: 30)
+        r.samples(-72, from: 0.5, to: 400)
+        XCTAssertEqual(r.state(), .present)
+        XCTAssertTrue(r.checkins.isEmpty && r.checkouts.isEmpty)
     }
 
     func testNearbyKeepsItsAwayTimer() {
@@ -125,7 +184,7 @@ final class PresenceRestartTests: XCTestCase {
         future.visitStartWallMilliseconds = .max
         future.lastSampleWallMilliseconds = .max
         XCTAssertEqual(engine.restore(records: [future], now: .zero, wallNow: 1_000_000), [])
-        XCTAssertEqual(engine.state(of: "p1"), .unconfirmed)
+        XCTAssertEqual(engine.state(of: "p1"), .present)
     }
 
     func testRecordBytesAreRobust() throws {

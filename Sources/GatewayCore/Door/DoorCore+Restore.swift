@@ -3,8 +3,9 @@ import EventLoop
 /// Start and reload: restored state, removed persons, a new roster or settings.
 extension DoorCore {
     /// The stored presence at start (records by person id, and the `LastHeardDigest`).
-    /// PRESENT becomes UNCONFIRMED (docs/presence.md); a person no longer configured who
-    /// had an open visit gets their checkout now.
+    /// Open visits come back open, their timers held until the scan has run for
+    /// `lost_after_s` (`scanningStarted`; docs/presence.md); a person no longer configured
+    /// who had an open visit gets their checkout now.
     ///
     /// Normally given before any report. When the store could not be opened at start the
     /// door ran without it and this comes when it first opens (nothing of this run is
@@ -45,7 +46,8 @@ extension DoorCore {
         // mapping, so a restored visit start maps back to the very milliseconds it was
         // stored with (the checkout's key).
         if !followsReplayClock { presence.wallClock = WallClockMapping(anchor: now, wallMilliseconds: clock.wallMilliseconds) }
-        let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now))
+        let ignored = presence.restore(records: records, now: now, wallNow: presence.wallClock.wallMilliseconds(at: now),
+                                       scanStartsNow: false)
         let ignoredPersons = Set(ignored.map(\.personId))
         for record in ignored where record.state != .outside {
             actions.append(.log(DoorLogLine(.warning, "persisted presence ignored",
@@ -137,6 +139,8 @@ extension DoorCore {
             tagIndexById[tag.tagId] = index
         }
         book.retain(tags: Set(setup.connectionTags.values.map(\.tagId)))
+        // A shorter `leave_after_s` checkpoints more often from now on (its staleness bound).
+        nextCheckpoint = min(nextCheckpoint, now + checkpointInterval)
         updateWishes(at: now, into: &actions)
         actions.append(.armTimer(nextDeadline))
         return actions

@@ -52,8 +52,14 @@ public struct DoorCore: Sendable {
     /// Failed commits are retried this often (monotonic); the timer also fires this often,
     /// so the wall clock is looked at at least as often.
     public static let housekeepingInterval: Duration = .seconds(5)
-    /// Presence checkpoints besides the saves that come with events (docs/presence.md).
-    public static let checkpointInterval: Duration = .seconds(60)
+    /// Presence checkpoints besides the saves that come with events (docs/presence.md):
+    /// once a minute, more often when `leave_after_s` is under three minutes, so that what
+    /// a restart finds of "last heard" is at most a third of `leave_after_s` old after a
+    /// crash (two thirds after a power cut), and never less than a second apart.
+    public static func checkpointInterval(leaveAfter: Duration) -> Duration {
+        min(max(leaveAfter / 3, .seconds(1)), .seconds(60))
+    }
+    var checkpointInterval: Duration { Self.checkpointInterval(leaveAfter: presence.settings.leaveAfter) }
     /// Every this many checkpoints, one waits for the disk.
     public static let durableCheckpointEvery = 2
     /// Smaller differences are the two clocks' reading jitter and NTP's slewing.
@@ -70,7 +76,7 @@ public struct DoorCore: Sendable {
         wishes = ConnectionWishes(tags: setup.connectionTags.mapValues(\.wish))
         for (index, tag) in setup.connectionTags { tagIndexById[tag.tagId] = index }
         nextHousekeeping = now + Self.housekeepingInterval
-        nextCheckpoint = now + Self.checkpointInterval
+        nextCheckpoint = now + Self.checkpointInterval(leaveAfter: setup.settings.leaveAfter)
         if let synchronised = clock.synchronised { _ = clockSync.observe(synchronised: synchronised) }
     }
 
@@ -111,7 +117,7 @@ public struct DoorCore: Sendable {
         inBatch = true
         var actions: [DoorAction] = []
         followClock(clock, at: now, into: &actions)
-        handle(presence.advance(to: now), at: now, into: &actions)
+        advancePresence(to: now, into: &actions)
         return actions
     }
 
@@ -148,6 +154,26 @@ public struct DoorCore: Sendable {
         return actions
     }
 
+    // MARK: Scanning
+
+    /// The controller scans (at start, and again after each recovery). The first start
+    /// lets restored visits' timers run once the scan has had `lost_after_s` to hear their
+    /// persons (docs/presence.md, "Restart rules").
+    public mutating func scanningStarted(at now: Instant) -> [DoorAction] {
+        presence.scanningStarted(at: now)
+        return [.armTimer(nextDeadline)]
+    }
+
+    /// Presence's timers due by `now`, and a line in the log when restored visits stop
+    /// being held (what a restart's test, and an installer, watch for).
+    mutating func advancePresence(to now: Instant, into actions: inout [DoorAction]) {
+        let held = presence.holdsRestoredVisits
+        handle(presence.advance(to: now), at: now, into: &actions)
+        guard held, !presence.holdsRestoredVisits else { return }
+        actions.append(.log(DoorLogLine(.info, "restored visits decided by the scan again",
+                                        ["open_visits": "\(presence.openVisits)"])))
+    }
+
     // MARK: Time
 
     /// The timer: presence deadlines, retries of refused events, the wall clock, checkpoints.
@@ -160,9 +186,9 @@ public struct DoorCore: Sendable {
             nextHousekeeping = now + Self.housekeepingInterval
             retry(at: now, into: &actions)
         }
-        handle(presence.advance(to: now), at: now, into: &actions)
+        advancePresence(to: now, into: &actions)
         if now >= nextCheckpoint {
-            nextCheckpoint = now + Self.checkpointInterval
+            nextCheckpoint = now + checkpointInterval
             checkpoint(durable: checkpoints.nextIsDurable, into: &actions)
         }
         updateWishes(at: now, into: &actions)

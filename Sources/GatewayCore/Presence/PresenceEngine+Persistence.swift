@@ -41,16 +41,22 @@ extension PresenceEngine {
     /// Restores persisted state at start, before any sample. `now` and `wallNow` are read
     /// together and become the engine's `wallClock`, so a restored visit start maps back
     /// to exactly the stored milliseconds (and the checkout's idempotency key matches).
+    /// `scanStartsNow`: the scan is taken to start at `now` (for a test of the engine
+    /// alone); the door says when its scan starts (`scanningStarted`).
     ///
-    /// - PRESENT at shutdown → UNCONFIRMED, leave timer from the last sample before
-    ///   shutdown: no second checkin; the checkout comes unless the person is heard again.
-    /// - UNCONFIRMED stays UNCONFIRMED with its timer; NEARBY keeps its away timer;
-    ///   OUTSIDE stays OUTSIDE. Timers that ran out meanwhile fire on the next `advance`.
+    /// - PRESENT and UNCONFIRMED come back as they were, their timers held until the scan
+    ///   has run for `lost_after_s` (`PresenceEngine+RestoreHold`): no second checkin, and
+    ///   no checkout of a person the door could not hear while it was down. PRESENT's lost
+    ///   timer counts from the last sample before shutdown, UNCONFIRMED's leave timer from
+    ///   when UNCONFIRMED began.
+    /// - NEARBY keeps its away timer; OUTSIDE stays OUTSIDE. Timers that ran out meanwhile
+    ///   fire on the next `advance` (held ones once the hold is over).
     /// - Records of persons no longer configured, or that do not make sense (an open
     ///   visit without a start), are ignored and returned so that the agent can log them;
     ///   times later than `wallNow` (the clock was set back) are taken as `wallNow`.
     @discardableResult
-    public mutating func restore(records: [PersistedPresence], now: Instant, wallNow: Int64) -> [PersistedPresence] {
+    public mutating func restore(records: [PersistedPresence], now: Instant, wallNow: Int64,
+                                 scanStartsNow: Bool = true) -> [PersistedPresence] {
         wallClock = WallClockMapping(anchor: now, wallMilliseconds: wallNow)
         let nowNs = monotonic(now)
         var ignored: [PersistedPresence] = []
@@ -89,25 +95,29 @@ extension PresenceEngine {
                     ignored.append(record)
                     break
                 }
-                // The leave timer: from UNCONFIRMED's start, or for PRESENT from the last
-                // sample (or, without one, the visit's start).
-                // Never before the visit (a proof may have opened it after the last sample).
-                let since = max(visitStart, record.state == .unconfirmed
-                    ? instant(record.unconfirmedSinceWallMilliseconds) ?? lastSample ?? visitStart
-                    : lastSample ?? visitStart)
-                person.state = .unconfirmed
+                person.state = record.state
                 person.visitStart = visitStart
                 // Repeated as recorded (the checkin's idempotency key has it), even when the
                 // clock has since been set back; only a start absurdly far ahead is not.
                 person.visitStartWall = record.visitStartWallMilliseconds
                     .flatMap { $0 <= wallNow &+ Self.plausibleClockStepMilliseconds ? $0 : nil } ?? Self.never
-                person.unconfirmedSince = since
-                if person.lastSample == Self.never { person.lastSample = since }
+                // PRESENT's lost timer counts from the later of the last sample and the
+                // visit's start (a proof may have opened it after the last sample).
+                if person.lastSample == Self.never || person.lastSample < visitStart { person.lastSample = visitStart }
+                if record.state == .unconfirmed {
+                    // Never before the visit, and never after now (a clock set back).
+                    person.unconfirmedSince = max(visitStart,
+                                                  instant(record.unconfirmedSinceWallMilliseconds) ?? person.lastSample)
+                }
             }
             persons[index] = person
+            if person.state.hasOpenVisit {
+                holdRestored(person: index, lastKnown: max(person.lastSample, person.unconfirmedSince), now: nowNs)
+            }
         }
         rescheduleAll()
         recountOpenVisits()
+        if scanStartsNow { scanningStarted(at: now) }
         return ignored
     }
 }

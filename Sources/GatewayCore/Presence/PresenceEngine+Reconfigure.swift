@@ -64,6 +64,7 @@ extension PresenceEngine {
             persons[person].unconfirmedSince = slot.unconfirmedSince
             persons[person].unconfirmedSeries = slot.unconfirmedSeries
             persons[person].waitingReported = slot.waitingReported
+            persons[person].restoreHeld = slot.restoreHeld
             let decidingId = slot.decidingTag >= 0 ? old.tags[Int(slot.decidingTag)].id : nil
             if let match = persons[person].tagSlots.first(where: { tags[$0].id == decidingId }) {
                 persons[person].decidingTag = Int32(match)

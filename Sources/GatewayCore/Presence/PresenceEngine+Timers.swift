@@ -5,6 +5,7 @@ extension PresenceEngine {
     /// Fires every timer due at or before `now`; returns what happened, in deadline order.
     public mutating func advance(to instant: Instant) -> [PresenceEvent] {
         let now = monotonic(instant)
+        releaseRestoreHolds(now: now)
         var events: [PresenceEvent] = []
         while let top = heap.first, top.time <= now {
             _ = heap.popFirst()
@@ -18,8 +19,17 @@ extension PresenceEngine {
         return events
     }
 
-    /// The person's one running timer, if any.
+    /// The person's one running timer, if any: the state's own deadline, later while a
+    /// restored visit is held until the scan has had its chance to hear the person.
     func deadline(person: Int) -> Int64? {
+        guard let due = stateDeadline(person: person) else { return nil }
+        guard restoreHoldsActive, persons[person].restoreHeld, persons[person].state.hasOpenVisit else { return due }
+        return restoreHoldUntil == Self.awaitingScan ? nil : max(due, restoreHoldUntil)
+    }
+
+    /// The state's own deadline: when its transition happens (and is stamped), whenever
+    /// it is decided.
+    func stateDeadline(person: Int) -> Int64? {
         // Field by field: copying the whole slot would retain its id and arrays per sample.
         switch persons[person].state {
         case .outside: return nil
@@ -36,12 +46,14 @@ extension PresenceEngine {
     }
 
     /// Runs the person's timers that are due at `now`. A transition happens at its
-    /// deadline (that is the time of the state change and of a checkout's UNCONFIRMED
-    /// start); a checkout is decided at `now`. At most three steps (PRESENT →
-    /// UNCONFIRMED → NEARBY → OUTSIDE), when the driver was late for all of them.
+    /// state's deadline (that is the time of the state change and of a checkout's
+    /// UNCONFIRMED start), even when a restore hold or a late driver decides it later; a
+    /// checkout is decided at `now`. At most three steps (PRESENT → UNCONFIRMED → NEARBY
+    /// → OUTSIDE), when the driver was late for all of them.
     mutating func fireDue(person: Int, now: Int64, into events: inout [PresenceEvent]) {
         for _ in 0 ..< 4 {
-            guard let due = deadline(person: person), due <= now else { return }
+            guard let decided = deadline(person: person), decided <= now,
+                  let due = stateDeadline(person: person) else { return }
             switch persons[person].state {
             case .outside:
                 return
@@ -63,6 +75,7 @@ extension PresenceEngine {
                 persons[person].unconfirmedSince = Self.never
                 persons[person].unconfirmedSeries = []
                 persons[person].waitingReported = false
+                persons[person].restoreHeld = false
                 setState(person: person, to: next, at: due, into: &events)
                 events.append(.checkout(checkout))
             }

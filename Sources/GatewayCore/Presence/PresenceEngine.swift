@@ -76,6 +76,13 @@ public struct PresenceEngine: Sendable {
     var heap = DeadlineHeap()
     /// The newest time any input carried: later inputs never go before it.
     var latest = Int64.min
+    /// Some restored visit may still be held (`PresenceEngine+RestoreHold`): while false,
+    /// no slot's `restoreHeld` is read (a cold field, off the hot path).
+    var restoreHoldsActive = false
+    /// Until when held visits wait: `awaitingScan` before the scan starts.
+    var restoreHoldUntil = PresenceEngine.never
+    /// When the scan first started, `never` before it.
+    var scanningSince = PresenceEngine.never
 
     struct Limits: Sendable {
         var enter: Int
@@ -156,6 +163,9 @@ public struct PresenceEngine: Sendable {
         var visitStartWall = PresenceEngine.never
         /// The deciding tag's window when UNCONFIRMED began: the checkout's `rssiSeries`.
         var unconfirmedSeries: [Int8] = []
+        /// A visit restored open whose timers wait for the scan (`PresenceEngine+RestoreHold`).
+        /// Read only while `restoreHoldsActive`.
+        var restoreHeld = false
 
         /// The person's tag slots, in configuration order.
         var tagSlots: Range<Int> { Int(firstTagSlot) ..< Int(firstTagSlot) + Int(tagCount) }
