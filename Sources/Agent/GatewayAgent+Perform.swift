@@ -16,7 +16,7 @@ extension GatewayAgent {
         case let .commit(batch):
             perform(core.commitFinished(commit(batch), at: loop.now))
         case let .checkpoint(checkpoint):
-            perform(core.checkpointFinished(error: save(checkpoint)))
+            perform(core.checkpointFinished(error: save(checkpoint), at: loop.now))
         case let .want(tagIndex, peer, tracked):
             proofs?.connect.want(tagIndex: tagIndex, peer: peer, tracked: tracked)
         case let .unwant(tagIndex):

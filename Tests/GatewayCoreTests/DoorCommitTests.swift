@@ -147,4 +147,36 @@ final class DoorCommitTests: XCTestCase {
         XCTAssertEqual(door.store.events.map(\.type), [.checkin])
         XCTAssertTrue(door.logged("events not stored at shutdown: their persons are decided again after the restart").isEmpty)
     }
+
+    /// An hour of a refusing disk: the failure once, a summary every ten minutes, the
+    /// recovery once; not a line per 5 s retry (docs/logs-and-systemd.md).
+    func testAnHourOfRefusedCommitsWritesAFewLinesNotOnePerRetry() throws {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        door.advance(seconds: 3610)
+        let lines = door.logged("cannot store event, will retry")
+        XCTAssertGreaterThan(door.store.commitAttempts, 700, "retried every 5 s")
+        XCTAssertEqual(lines.count, 1 + 6, "the first failure and one summary per ten minutes")
+        let summary = try XCTUnwrap(lines.last)
+        XCTAssertEqual(summary.fields.first { $0.key == "failures" }?.value, "120")
+        door.store.refusing = nil
+        door.advance(seconds: 5)
+        XCTAssertEqual(door.store.events.map(\.type), [.checkin, .checkout], "the person left meanwhile")
+        XCTAssertEqual(door.logged("events stored again").count, 1)
+        XCTAssertEqual(door.logged("events stored again").first?.fields.first { $0.key == "failures" }?.value,
+                       "\(door.store.commitAttempts - 1)")
+    }
+
+    func testAnHourOfRefusedCheckpointsAtCompressedTimingsWritesAFewLines() {
+        let settings = PresenceSettings(window: .seconds(2), lostAfter: .seconds(2), leaveAfter: .seconds(4),
+                                        awayAfter: .seconds(5))
+        var door = DoorHarness(DoorHarness.setup(persons: 1, settings: settings))
+        door.store.refusing = Self.ioError
+        for _ in 0 ..< 3610 { door.hear(0, rssi: -90); door.advance(seconds: 1) }
+        XCTAssertEqual(door.logged("cannot save presence state").count, 1 + 6)
+        door.store.refusing = nil
+        door.advance(seconds: 2)
+        XCTAssertEqual(door.logged("presence state saved again").count, 1)
+    }
 }

@@ -136,7 +136,7 @@ struct DoorHarness {
                 perform(core.commitFinished(result, at: now))
             case let .checkpoint(checkpoint):
                 let error = store.save(checkpoint)
-                perform(core.checkpointFinished(error: error))
+                perform(core.checkpointFinished(error: error, at: now))
             case let .want(tagIndex, peer, _): wanted[tagIndex] = peer
             case let .unwant(tagIndex): wanted[tagIndex] = nil
             case let .startProof(start): proofsStarted.append(start)

@@ -30,7 +30,10 @@ DEFAULTS = {
     "enter_rssi": -70, "exit_rssi": -75, "window_s": 3.0, "min_samples": 2,
     "lost_after_s": 10, "leave_after_s": 180, "away_after_s": 60,
 }
-RESTORED = r"presence restored person(?:_id)?=u_01 state=PRESENT"
+# Any state: on the old rule the visit came back UNCONFIRMED, and what a test shows is
+# what then happened to it.
+RESTORED = r"presence restored person(?:_id)?=u_01 state="
+RESTORED_OPEN = r"presence restored person(?:_id)?=u_01 state=PRESENT"
 HOLD_OVER = r"restored visits decided by the scan again"
 
 
@@ -67,6 +70,7 @@ def test_kill_9_twice_mid_visit_with_compressed_timings_keeps_one_visit_stamped_
         agent.wait_log(RESTORED)
         rows = wait_for_hold_or_events(gateway_bin, config, agent, 1)
         assert events_of(rows) == [("checkin", "u_01")], f"restart {restart + 1}: the visit was split: {events_of(rows)}"
+        assert agent.lines(RESTORED_OPEN)
         # Heard throughout: a whole lost + leave more without an event.
         stand(COMPRESSED["lost_after_s"] + COMPRESSED["leave_after_s"] + 1)
         assert events_of(outbox(gateway_bin, config)) == [("checkin", "u_01")], agent.log()[-3000:]
@@ -121,6 +125,7 @@ def test_power_cut_with_a_90_s_outage_at_default_timings_keeps_the_visit(gateway
     second.wait_log(RESTORED)
     rows = wait_for_hold_or_events(gateway_bin, config, second, 1)
     assert events_of(rows) == [("checkin", "u_01")], f"the visit was split: {events_of(rows)}"
+    assert second.lines(RESTORED_OPEN)
     stand(3)
     assert events_of(outbox(gateway_bin, config)) == [("checkin", "u_01")]
     assert second.lines(CHECKIN_LINE) == []

@@ -1,3 +1,5 @@
+import EventLoop
+
 /// What presence is saved between events (docs/presence.md, "Restart rules"): the records
 /// of persons whose state changed without an event, and one `LastHeardDigest` of those
 /// only heard. The cost of a checkpoint follows what changed, not the roster.
@@ -21,6 +23,8 @@ struct DoorCheckpoints: Sendable {
     var relaxedCheckpoints = 0
     /// What the checkpoint handed to the driver covered, until it answers.
     var inFlight: (changed: Set<String>, digestWritten: Bool, durable: Bool)?
+    /// Failed checkpoints, for the journal.
+    var failureLog = RepeatedFailureLog()
 
     var nextIsDurable: Bool { relaxedCheckpoints + 1 >= DoorCore.durableCheckpointEvery }
 
@@ -111,12 +115,26 @@ extension DoorCore {
         actions.append(.checkpoint(DoorCheckpoint(records: records, durable: durable)))
     }
 
-    /// How the store answered the last `.checkpoint`; nil when it was saved.
-    public mutating func checkpointFinished(error: String?) -> [DoorAction] {
+    /// How the store answered the last `.checkpoint`; nil when it was saved. A failure that
+    /// repeats is logged once, then summarised (`RepeatedFailureLog`).
+    public mutating func checkpointFinished(error: String?, at now: Instant) -> [DoorAction] {
         guard let done = checkpoints.inFlight else { return [] }
         checkpoints.inFlight = nil
         if let error {
-            return [.log(DoorLogLine(.error, "cannot save presence state", ["error": error]))]
+            switch checkpoints.failureLog.failed(at: now) {
+            case let .failing(repeats, since)?:
+                if repeats == 1 { return [.log(DoorLogLine(.error, "cannot save presence state", ["error": error]))] }
+                return [.log(DoorLogLine(.error, "cannot save presence state", [
+                    "error": error, "failures": "\(repeats)", "since_s": "\((now - since).components.seconds)",
+                ]))]
+            default:
+                return []
+            }
+        }
+        var actions: [DoorAction] = []
+        if case let .recovered(failures, since)? = checkpoints.failureLog.succeeded() {
+            actions.append(.log(DoorLogLine(.notice, "presence state saved again",
+                                            ["failures": "\(failures)", "after_s": "\((now - since).components.seconds)"])))
         }
         checkpoints.changedPersons.subtract(done.changed)
         checkpoints.forgetHeard(done.changed)
@@ -124,7 +142,7 @@ extension DoorCore {
         checkpoints.heardSinceCheckpoint = false
         checkpoints.digestStored = done.digestWritten
         checkpoints.relaxedCheckpoints = done.durable ? 0 : checkpoints.relaxedCheckpoints + 1
-        return []
+        return actions
     }
 
     /// At a clean shutdown: every person's record, durably (the digest is then not

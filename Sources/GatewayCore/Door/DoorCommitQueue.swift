@@ -40,6 +40,8 @@ struct DoorCommitQueue: Sendable {
     var failing = false
     /// `items` reached the bound and check-ins are held (logged once per episode).
     var fullLogged = false
+    /// Failed commits, for the journal.
+    var failureLog = RepeatedFailureLog()
     /// Spoof events refused at the bound since it was reached.
     var refusedSpoofs = 0
 

@@ -76,12 +76,27 @@ extension DoorCore {
         case let .failed(failure):
             counters.commitFailures += 1
             queue.failing = true
-            actions.append(.log(DoorLogLine(failure.isDiskTrouble ? .debug : .error, "cannot store event, will retry", [
-                "waiting": "\(queue.count)", "person_id": queue.items.first?.event.userId ?? "-",
-                "outbox_full": "\(failure.outboxFull)", "error": failure.message,
-            ])))
+            // Logged once, then summarised (`RepeatedFailureLog`): retried every 5 s for
+            // as long as the trouble lasts.
+            if case let .failing(repeats, since)? = queue.failureLog.failed(at: now) {
+                let level: DoorLogLine.Level = failure.isDiskTrouble ? .debug : .error
+                let waiting = "\(queue.count)", personId = queue.items.first?.event.userId ?? "-"
+                actions.append(.log(repeats == 1
+                    ? DoorLogLine(level, "cannot store event, will retry", [
+                        "waiting": waiting, "person_id": personId, "outbox_full": "\(failure.outboxFull)",
+                        "error": failure.message])
+                    : DoorLogLine(level, "cannot store event, will retry", [
+                        "waiting": waiting, "person_id": personId, "outbox_full": "\(failure.outboxFull)",
+                        "error": failure.message, "failures": "\(repeats)",
+                        "since_s": "\((now - since).components.seconds)"])))
+            }
         case let .committed(sequences):
             queue.failing = false
+            if case let .recovered(failures, since)? = queue.failureLog.succeeded() {
+                actions.append(.log(DoorLogLine(.notice, "events stored again", [
+                    "failures": "\(failures)", "after_s": "\((now - since).components.seconds)",
+                ])))
+            }
             let done = queue.removeFirst(count)
             for (offset, item) in done.enumerated() {
                 let personId = item.event.userId
