@@ -260,6 +260,11 @@ public final class GatewayAgent {
         ingesting = false
         fleet.counters.reports = core.counters.reports
         fleet.counters.tagReports = UInt64(core.counters.tagReports)
+        let matcher = core.matcherCounters
+        fleet.counters.irkTries = UInt64(matcher.irkTries)
+        fleet.counters.resolutionsGated = UInt64(matcher.resolutionsGated)
+        fleet.counters.resolutionsDeferred = UInt64(matcher.resolutionsDeferred)
+        fleet.counters.resolutionGate = UInt64(core.resolutionGate)
         perform(core.endReports(at: now))
     }
 

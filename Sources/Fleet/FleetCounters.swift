@@ -11,6 +11,13 @@ public struct FleetCounters: Hashable, Sendable {
     public var deliveries = Deliveries()
     public var deliveryLatency = LatencyHistogram()
     public var controllerResets: UInt64 = 0
+    /// Resolvable private addresses: AES calls made, and unknown addresses turned away by
+    /// the resolution budget (docs/identities.md, "Address floods").
+    public var irkTries: UInt64 = 0
+    public var resolutionsGated: UInt64 = 0
+    public var resolutionsDeferred: UInt64 = 0
+    /// Sightings an unknown address needs now before it is tried (1 unless flooded).
+    public var resolutionGate: UInt64 = 1
     public var proofsOK: UInt64 = 0
     public var proofsFailed: UInt64 = 0
     public var heartbeatsSent: UInt64 = 0

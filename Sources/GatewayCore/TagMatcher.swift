@@ -1,3 +1,4 @@
+import EventLoop
 import HCI
 
 /// One configured tag: who carries it and how it is recognised (see docs/identities.md, docs/configuration.md).
@@ -43,6 +44,9 @@ public struct TagMatcher: Sendable {
     private var byEddystoneUID = FlatHashTable<EddystoneUID>()
     private var irks: [IRKEntry] = []
     private var cache: ResolvedAddressCache
+    /// What unknown addresses may cost (nil: no bound, for tools that look for one tag).
+    public private(set) var resolutionBudget: RPAResolutionBudget?
+    private var sightings = AddressSightings()
     public private(set) var counters = Counters()
     /// Identities listed under more than one tag; the first tag keeps them.
     public private(set) var conflicts: [Conflict] = []
@@ -58,6 +62,13 @@ public struct TagMatcher: Sendable {
         /// RPA look-ups answered from the cache, and those that needed AES.
         public var resolutionCacheHits = 0
         public var resolutionCacheMisses = 0
+        /// AES calls made to resolve addresses (one per IRK tried).
+        public var irkTries = 0
+        /// Unknown addresses not tried at a report: heard fewer times than the gate asks
+        /// (`gated`) or with the budget spent (`deferred`). Either is tried again at its
+        /// next report (docs/identities.md, "Address floods").
+        public var resolutionsGated = 0
+        public var resolutionsDeferred = 0
         public var malformed = AdvertisingDataCounters()
     }
 
@@ -72,10 +83,16 @@ public struct TagMatcher: Sendable {
                   resolutionCacheCapacity: resolutionCacheCapacity)
     }
 
-    public init(tags: [ConfiguredTag], resolutionCacheCapacity: Int = 4096) {
+    public init(tags: [ConfiguredTag], resolutionCacheCapacity: Int = 4096, resolutionBudget: RPAResolutionBudget? = nil) {
         self.tags = []
         cache = ResolvedAddressCache(capacity: resolutionCacheCapacity)
+        self.resolutionBudget = resolutionBudget
         reconfigure(tags: tags)
+    }
+
+    /// Time passed: the resolution budget refills (at each batch of reports).
+    public mutating func refillResolutionBudget(at now: Instant) {
+        resolutionBudget?.refill(at: now)
     }
 
     /// Replaces the configured tags (configuration reload). Cached RPA resolutions are
@@ -117,7 +134,10 @@ public struct TagMatcher: Sendable {
                 }
             }
         }
-        if irks != previousIRKs { cache.removeAll() }
+        if irks != previousIRKs {
+            cache.removeAll()
+            sightings.removeAll()
+        }
     }
 
     /// Decodes just enough of `data` to match, counting malformed data.
@@ -182,12 +202,28 @@ public struct TagMatcher: Sendable {
             return nil
         }
         counters.resolutionCacheMisses &+= 1
+        if resolutionBudget != nil {
+            // Bounded work (`RPAResolutionBudget`): an address the gate or the budget turns
+            // away is not cached, so its next report asks again.
+            if resolutionBudget!.gate > 1, sightings.heard(address) < resolutionBudget!.gate {
+                counters.resolutionsGated &+= 1
+                return nil
+            }
+            guard resolutionBudget!.take(irks.count) else {
+                counters.resolutionsDeferred &+= 1
+                if resolutionBudget!.gate == 1 { _ = sightings.heard(address) }
+                return nil
+            }
+        }
         // By index: a copy of each entry would retain its key's cipher (and release it).
         for index in irks.indices where irks[index].key.resolves(address) {
+            counters.irkTries &+= index + 1
+            resolutionBudget?.refund(irks.count - index - 1)
             let tagIndex = irks[index].tagIndex
             cache.insert(.tag(Int(tagIndex)), for: address)
             return tagIndex
         }
+        counters.irkTries &+= irks.count
         cache.insert(.unresolved, for: address)
         return nil
     }

@@ -31,8 +31,8 @@ final class IdentityResolutionTests: XCTestCase {
         }
     }
 
-    func testCacheIsBoundedAndEvictsOldest() {
-        var cache = ResolvedAddressCache(capacity: 4)
+    func testCacheIsBoundedAndEvictsOldestOfEachPart() {
+        var cache = ResolvedAddressCache(capacity: 2, resolvedCapacity: 2)
         for raw in UInt64(1) ... 6 {
             cache.insert(raw % 2 == 0 ? .tag(Int(raw)) : .unresolved, for: BluetoothAddress(rawValue: raw))
         }

@@ -101,10 +101,10 @@ def test_kill_9_then_gone_before_the_restart_stamps_the_checkout_at_the_last_sam
     second.wait_log(RESTORED)
     rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 30, "the checkout", second)
     assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")]
-    assert second.lines(HOLD_OVER), "decided once the scan had its chance"
     # Last heard as checkpointed: at most leave_after_s / 3 (1.33 s) before leaving.
     stamped = millis(rows[1]["event"]["timestamp"]) / 1000
     assert left_at + 2 - 1.34 - 0.5 <= stamped <= left_at + 2 + 0.5, (stamped - left_at, rows[1]["event"])
+    assert second.lines(HOLD_OVER), "decided once the scan had its chance"
     assert second.stop() == 0
 
 

@@ -127,7 +127,8 @@ extension DoorCore {
         handle(events, at: now, into: &actions)
         gateway = setup.gateway
         appVersion = setup.appVersion
-        matcher = TagMatcher(tags: setup.tags)
+        // Resolutions cached for IRKs that remain, and the budget, carry over.
+        matcher.reconfigure(tags: setup.tags)
         checkpoints.rosterChanged()
         identitiesByTagIndex = setup.tags.map(\.identities)
         // Unwanted first: a moved index must not keep the connection of the tag it was.

@@ -68,7 +68,7 @@ public struct DoorCore: Sendable {
     public init(setup: DoorSetup, now: Instant, clock: WallClockReading) {
         presence = PresenceEngine(settings: setup.settings, persons: setup.persons,
                                   wallClock: WallClockMapping(anchor: now, wallMilliseconds: clock.wallMilliseconds))
-        matcher = TagMatcher(tags: setup.tags)
+        matcher = TagMatcher(tags: setup.tags, resolutionBudget: RPAResolutionBudget())
         identitiesByTagIndex = setup.tags.map(\.identities)
         gateway = setup.gateway
         appVersion = setup.appVersion
@@ -93,6 +93,9 @@ public struct DoorCore: Sendable {
     public func connectionTag(_ tagIndex: Int) -> DoorConnectionTag? { connectionTags[tagIndex] }
     /// Where a tag was last heard (for a connection).
     public func lastPeer(tagIndex: Int) -> ConnectPeer? { wishes.lastPeer(tagIndex) }
+    /// The matcher's counters (IRK work, flood deferrals) and its resolution gate.
+    public var matcherCounters: TagMatcher.Counters { matcher.counters }
+    public var resolutionGate: Int { matcher.resolutionBudget?.gate ?? 1 }
     /// Tags decided by the connection wishes so far (work per report, for the tests).
     public var wishTagsVisited: Int { wishes.tagsVisited }
 
@@ -115,6 +118,7 @@ public struct DoorCore: Sendable {
     /// matters to presence).
     public mutating func beginReports(at now: Instant, clock: WallClockReading) -> [DoorAction] {
         inBatch = true
+        matcher.refillResolutionBudget(at: now)
         var actions: [DoorAction] = []
         followClock(clock, at: now, into: &actions)
         advancePresence(to: now, into: &actions)
