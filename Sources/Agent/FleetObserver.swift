@@ -35,6 +35,10 @@ final class FleetObserver {
     /// Whether the last heartbeat failed: failures and recoveries are logged once each.
     var heartbeatFailing: Bool?
     var metricsServer: LocalServer?
+    /// The last `/metrics` body and when it was made: requests within a second get it
+    /// again, so a client that asks in a loop costs one snapshot a second, not one each.
+    var metricsBody: (at: Instant, text: String)?
+    static let metricsBodyLifetime: Duration = .seconds(1)
     var statusServer: LocalServer?
     var textfileTimer: EventLoop.TimerHandle?
     /// The roster from the server (GatewayAgent+Roster); nil without `[server] roster = true`.

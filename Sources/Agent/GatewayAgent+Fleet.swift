@@ -169,8 +169,15 @@ extension GatewayAgent {
     private func answerMetrics(_ head: [UInt8]) -> [UInt8] {
         switch MetricsRequest.judge(head: head) {
         case .metrics:
-            return MetricsRequest.response(status: 200, reason: "OK", contentType: MetricsExposition.contentType,
-                                           body: MetricsExposition.render(fleetSnapshot()))
+            let now = loop.now
+            let text: String
+            if let cached = fleet.metricsBody, now - cached.at < FleetObserver.metricsBodyLifetime {
+                text = cached.text
+            } else {
+                text = MetricsExposition.render(fleetSnapshot())
+                fleet.metricsBody = (now, text)
+            }
+            return MetricsRequest.response(status: 200, reason: "OK", contentType: MetricsExposition.contentType, body: text)
         case let .error(status, reason):
             return MetricsRequest.errorResponse(status: status, reason: reason)
         }

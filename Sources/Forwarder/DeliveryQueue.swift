@@ -31,6 +31,14 @@ struct DeliveryQueue {
 
     private var persons: [Person] = []
     private var indexes: [String: Int32] = [:]
+    /// Persons who became idle (nothing pending, in flight or held) since the last
+    /// compaction: once they outnumber the rest, they are dropped (`compact`), so memory
+    /// follows the persons with something to send, not every id ever seen.
+    private var idleSinceCompaction = 0
+    static let compactionFloor = 1024
+
+    /// Persons known (for the tests: bounded by those with work, plus the floor).
+    var personCount: Int { persons.count }
     /// Persons whose head may be sent, by the head's sequence.
     private var ready = DeadlineHeap()
     /// Persons held back, by the end of their wait (monotonic nanoseconds).
@@ -87,6 +95,27 @@ struct DeliveryQueue {
         persons[index].inFlight = false
         persons[index].head = nextHead
         offer(index)
+        if nextHead == nil, persons[index].heldUntil == nil {
+            idleSinceCompaction += 1
+            if idleSinceCompaction > max(Self.compactionFloor, persons.count / 2) { compact() }
+        }
+    }
+
+    /// Drops idle persons and renumbers the rest; the heaps are rebuilt from what each
+    /// person holds (stale entries go with them). O(persons), once per that many idle ones.
+    private mutating func compact() {
+        let kept = persons.filter { $0.head != nil || $0.isWaiting }
+        persons = kept
+        indexes = [:]
+        indexes.reserveCapacity(kept.count)
+        ready.removeAll(keepingCapacity: true)
+        holds.removeAll(keepingCapacity: true)
+        for (index, person) in kept.enumerated() {
+            indexes[person.id] = Int32(index)
+            if let offered = person.offered { ready.push(.init(time: offered, person: Int32(index))) }
+            if let until = person.heldUntil { holds.push(.init(time: until.nanoseconds, person: Int32(index))) }
+        }
+        idleSinceCompaction = 0
     }
 
     /// `personId`'s request ended and their head is to be tried again at `at`.

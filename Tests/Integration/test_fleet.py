@@ -177,6 +177,23 @@ def test_metrics_answers_only_get_metrics(gateway_bin, world_factory, agents, tm
     assert agent.stop() == 0
 
 
+def test_a_client_scraping_in_a_loop_gets_at_most_one_new_body_a_second(gateway_bin, world_factory, agents, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    port = free_port()
+    agent = agents(gateway_bin, fleet_config(tmp_path, world, None, port=port))
+    agent.wait_log(r"serving metrics")
+    bodies = []
+    started = time.monotonic()
+    for _ in range(200):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+            bodies.append(answer.read())
+    elapsed = time.monotonic() - started
+    # The tag's reports change the body all the time; a second's requests share one.
+    distinct = len(set(bodies))
+    assert distinct <= int(elapsed) + 2, (distinct, elapsed)
+    assert agent.stop() == 0
+
+
 def test_sighup_moves_metrics_to_a_new_address(gateway_bin, world_factory, agents, tmp_path):
     """A reload that changes `[metrics] listen` serves on the new address and no longer
     on the old one (the comparison must be with the configuration in force before)."""

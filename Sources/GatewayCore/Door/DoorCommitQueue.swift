@@ -40,8 +40,10 @@ struct DoorCommitQueue: Sendable {
     var failing = false
     /// `items` reached the bound and check-ins are held (logged once per episode).
     var fullLogged = false
-    /// Failed commits, for the journal.
+    /// Failed commits, for the journal, and whether the last was disk trouble (whose
+    /// lines are the agent's: these then go at debug level).
     var failureLog = RepeatedFailureLog()
+    var failureIsDiskTrouble = false
     /// Spoof events refused at the bound since it was reached.
     var refusedSpoofs = 0
 

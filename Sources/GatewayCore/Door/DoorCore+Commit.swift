@@ -78,6 +78,7 @@ extension DoorCore {
             queue.failing = true
             // Logged once, then summarised (`RepeatedFailureLog`): retried every 5 s for
             // as long as the trouble lasts.
+            queue.failureIsDiskTrouble = failure.isDiskTrouble
             if case let .failing(repeats, since)? = queue.failureLog.failed(at: now) {
                 let level: DoorLogLine.Level = failure.isDiskTrouble ? .debug : .error
                 let waiting = "\(queue.count)", personId = queue.items.first?.event.userId ?? "-"
@@ -93,7 +94,9 @@ extension DoorCore {
         case let .committed(sequences):
             queue.failing = false
             if case let .recovered(failures, since)? = queue.failureLog.succeeded() {
-                actions.append(.log(DoorLogLine(.notice, "events stored again", [
+                // Disk trouble has its own lines (`events are stored again`, the agent's).
+                let level: DoorLogLine.Level = queue.failureIsDiskTrouble ? .debug : .notice
+                actions.append(.log(DoorLogLine(level, "events stored again", [
                     "failures": "\(failures)", "after_s": "\((now - since).components.seconds)",
                 ])))
             }
