@@ -30,9 +30,12 @@ extension GatewayAgent {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
                 configuration: ForwarderConfiguration(server: server, gateway: configuration.gateway, appVersion: options.appVersion),
-                onEvent: { [log, fleet] event in
+                onEvent: { [unowned self, log, fleet] event in
                     fleet.forwarderEvent(event)
                     event.log(to: log)
+                    // A damaged file found by delivery's reads is the door's disk trouble
+                    // too: one policy (examined, rebuilt or moved aside with a salvage).
+                    if case let .storeFailed(error) = event, error.trouble == .corrupt { self.storeFailed(error) }
                 }
             )
             forwarder.onDelivered = { [fleet] created, delivered in fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }

@@ -88,7 +88,19 @@ extension GatewayAgent {
         log.log(.error, "corrupt database moved aside; a fresh one started", [
             "moved_to": moved.path, "reason": moved.reason, "first_sequence": "\(moved.firstSequence)",
             "salvaged_next_sequence": moved.salvagedNextSequence.map { "\($0)" } ?? "-",
+            "salvaged_events": "\(moved.salvage.events)", "salvaged_presence": "\(moved.salvage.presence)",
+            "unreadable_stretches": moved.salvage.unreadable ? "all" : "\(moved.salvage.unreadableStretches)",
+            "old_copies_removed": "\(moved.copiesRemoved.count)",
         ])
+    }
+
+    func announceRecovery(_ recovery: CorruptionRecovery, path: String) {
+        switch recovery {
+        case .sound:
+            log.log(.warning, "database reported corrupt is sound; used as it is", ["path": path])
+        case let .movedAside(moved):
+            announceMovedAside(moved)
+        }
     }
 
     // MARK: Retrying
@@ -125,17 +137,23 @@ extension GatewayAgent {
         store = nil
         let path = Store.path(stateDirectory: configuration.gateway.stateDirectory)
         if movingAsideCorrupt {
+            // Examined first, rebuilt or moved aside with what can be read (Store.recover).
             do {
-                let reason = StoreError.corruptRow("a commit found the database damaged")
-                if let moved = try Store.moveAside(path: path, suffix: corruptDatabaseSuffix(), reason: reason) {
-                    announceMovedAside(moved)
-                }
+                let reason = StoreError.corruptRow("an operation found the database damaged")
+                // A file found sound once and reported corrupt again is not trusted twice.
+                let (recovered, recovery) = try Store.recover(path: path, configuration: Self.storeConfiguration,
+                                                             suffix: corruptDatabaseSuffix(), reason: reason,
+                                                             examining: !storeFoundSoundBefore)
+                announceRecovery(recovery, path: path)
+                storeFoundSoundBefore = recovery == .sound
+                store = recovered
             } catch {
                 storeFailed(error)
                 return
             }
+        } else {
+            openStoreOrRetry()
         }
-        openStoreOrRetry()
         if !presenceRestored {
             // A store that could not be opened at start: what it holds is restored now, its
             // stored visits checked out ahead of what was decided meanwhile (DoorCore.restore).

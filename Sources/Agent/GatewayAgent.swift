@@ -66,7 +66,12 @@ public final class GatewayAgent {
     lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }
     /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
     var storeHealth = StoreHealth()
+    /// The last database reported corrupt was found sound (GatewayAgent+StoreHealth).
+    var storeFoundSoundBefore = false
     lazy var storeRetryTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retryStore() }
+    /// Outbox retention, with or without a server (GatewayAgent+Retention).
+    lazy var retention = RetentionSchedule(startedAt: loop.now)
+    lazy var retentionTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retentionDue() }
     var fatal: String?
     var stopping = false
     var forwarder: Forwarder?
@@ -113,6 +118,7 @@ public final class GatewayAgent {
         restorePresence()
         startLEDs()
         startForwarder()
+        startRetention()
         startFleet()
 
         let spec = configuration.bluetooth.transport

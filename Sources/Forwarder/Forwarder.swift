@@ -40,9 +40,6 @@ public final class Forwarder {
     private var wakeTimer: EventLoop.TimerHandle?
     private var wakeDeadline: Instant?
     private var pollTimer: EventLoop.TimerHandle?
-    private var pruneTimer: EventLoop.TimerHandle?
-    /// How often delivered rows past their retention are pruned.
-    public var pruneInterval: Duration = .seconds(3_600)
     private var running = false
     private var pumping = false
     private var failing = false
@@ -90,7 +87,6 @@ public final class Forwarder {
         running = true
         rereadPending = true
         schedulePoll()
-        prune()
         pump()
     }
 
@@ -103,8 +99,6 @@ public final class Forwarder {
         inFlight.removeAll()
         if let wakeTimer { loop.cancel(wakeTimer) }
         if let pollTimer { loop.cancel(pollTimer) }
-        if let pruneTimer { loop.cancel(pruneTimer) }
-        pruneTimer = nil
         wakeTimer = nil
         wakeDeadline = nil
         pollTimer = nil
@@ -271,21 +265,6 @@ public final class Forwarder {
                 self.storeFailed(error)
             }
             self.schedulePoll()
-        }
-    }
-
-    /// Delivered rows are kept for `outbox list` for a while, then removed, so the file
-    /// does not grow forever; undelivered ones are never pruned.
-    private func prune() {
-        do {
-            try store.pruneDelivered(nowMillis: loop.wallMilliseconds)
-            storeWrote()
-        } catch {
-            storeFailed(error)
-        }
-        pruneTimer = loop.schedule(after: pruneInterval) { [weak self] in
-            guard let self, self.running else { return }
-            self.prune()
         }
     }
 

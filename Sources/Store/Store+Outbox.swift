@@ -184,26 +184,18 @@ extension Store {
         }
     }
 
-    /// Deletes delivered rows (sent, rejected) older than the retention; returns how many.
-    /// Undelivered rows are never pruned.
+    /// Deletes delivered rows (sent, rejected) older than the configured retention, in
+    /// batches (`pruneBatch`); returns how many. Undelivered rows are never pruned here.
     @discardableResult
     public func pruneDelivered(nowMillis: Int64) throws(StoreError) -> Int {
-        let (cutoff, overflow) = nowMillis.subtractingReportingOverflow(configuration.deliveredRetentionMillis)
-        guard !overflow else { return 0 }
-        // One state at a time, so the counts per state follow the rows deleted.
-        var pruned = OutboxStateCounts()
-        try relaxedTransaction { () throws(StoreError) in
-            let statement = try connection.prepare("DELETE FROM events WHERE state = ? AND updated_ms < ?")
-            for state in [OutboxState.sent, .rejected] {
-                try statement.run([.integer(Int64(state.rawValue)), .integer(cutoff)])
-                pruned.add(connection.changes, to: state)
-            }
+        let policy = RetentionPolicy(deliveredMillis: configuration.deliveredRetentionMillis, maximumDelivered: .max,
+                                     deadMillis: .max, unsentMillis: nil)
+        var total = 0
+        while true {
+            let (pruned, more) = try pruneBatch(nowMillis: nowMillis, policy: policy)
+            total += pruned.total
+            if !more { return total }
         }
-        committedStateChanges { counts in
-            counts.sent -= pruned.sent
-            counts.rejected -= pruned.rejected
-        }
-        return pruned.sent + pruned.rejected
     }
 }
 

@@ -9,6 +9,18 @@ public struct MovedAsideDatabase: Hashable, Sendable {
     public var salvagedNextSequence: Int64?
     /// The first sequence the fresh database hands out.
     public var firstSequence: Int64
+    /// What was copied out of it into the fresh one.
+    public var salvage = SalvageReport()
+    /// Older set-aside copies removed to keep within `StoreFiles.setAsideLimit`.
+    public var copiesRemoved: [String] = []
+}
+
+/// What recovering a database reported as corrupt did.
+public enum CorruptionRecovery: Equatable, Sendable {
+    /// The file was sound after all (the error did not come from its structure).
+    case sound
+    /// Moved aside, a fresh one made, what could be read copied over.
+    case movedAside(MovedAsideDatabase)
 }
 
 extension Store {
@@ -22,9 +34,34 @@ extension Store {
             return (try Store(path: path, configuration: configuration), nil)
         } catch {
             guard error.trouble == .corrupt else { throw error }
-            let moved = try moveAside(path: path, suffix: suffix, reason: error)
-            return (try Store(path: path, configuration: configuration), moved)
+            let (store, recovery) = try recover(path: path, configuration: configuration, suffix: suffix, reason: error)
+            if case let .movedAside(moved) = recovery { return (store, moved) }
+            return (store, nil)
         }
+    }
+
+    /// A database found corrupt (at open, by a commit, by the forwarder's reads), with no
+    /// connection of this process open on it: examined first (`examining`: not when the
+    /// same file was found sound before and reported corrupt again) and kept when sound;
+    /// else moved aside, a fresh one made, and every undelivered event and presence record
+    /// still readable copied over; older set-aside copies beyond the limit removed.
+    public static func recover(path: String, configuration: StoreConfiguration = .init(), suffix: String,
+                               reason: StoreError, examining: Bool = true) throws(StoreError) -> (Store, CorruptionRecovery) {
+        if examining, StoreFiles.exists(path), (try? StoreFiles.checkHeader(path: path)) != nil, examine(path: path) == .sound {
+            do {
+                return (try Store(path: path, configuration: configuration), .sound)
+            } catch {
+                // Sound to integrity_check, yet it does not open as a store: it goes.
+                guard error.trouble == .corrupt else { throw error }
+            }
+        }
+        guard var moved = try moveAside(path: path, suffix: suffix, reason: reason) else {
+            return (try Store(path: path, configuration: configuration), .sound)
+        }
+        let store = try Store(path: path, configuration: configuration)
+        moved.salvage = store.salvage(from: moved.path, upTo: moved.salvagedNextSequence.map { $0 &- 1 })
+        moved.copiesRemoved = StoreFiles.removeOldSetAsideCopies(databasePath: path, keeping: moved.path)
+        return (store, .movedAside(moved))
     }
 
     /// Moves a corrupt database aside (the agent's store connection closed first). The

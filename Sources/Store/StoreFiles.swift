@@ -133,4 +133,40 @@ enum StoreFiles {
         try syncDirectory(directory(of: path))
         return target
     }
+
+    /// Set-aside copies of a corrupt database kept for inspection: the newest few, within
+    /// a disk budget, so a card that keeps failing does not fill itself with them.
+    static let setAsideLimit = (copies: 3, bytes: Int64(256 << 20))
+
+    /// Removes the oldest `<database>.corrupt-*` copies (with their `-wal` and `-shm`)
+    /// beyond `setAsideLimit`; `keeping` (the newest) always stays. Returns the names removed.
+    static func removeOldSetAsideCopies(databasePath path: String, keeping newest: String) -> [String] {
+        let directory = directory(of: path)
+        let prefix = String(path.dropFirst(directory.count).drop { $0 == "/" }) + ".corrupt-"
+        guard let listing = opendir(directory) else { return [] }
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasPrefix(prefix), !name.hasSuffix("-wal"), !name.hasSuffix("-shm") { names.append(name) }
+        }
+        closedir(listing)
+        // Newest first: the suffix is a UTC time (then -2, -3 for the same second).
+        let copies = names.map { directory + "/" + $0 }.sorted { $0 > $1 }
+        var removed: [String] = []
+        var kept = 0
+        var bytes: Int64 = 0
+        for copy in copies {
+            let size = ["", "-wal", "-shm"].reduce(Int64(0)) { $0 + (self.size(copy + $1) ?? 0) }
+            if copy == newest || (kept < setAsideLimit.copies && bytes + size <= setAsideLimit.bytes) {
+                kept += 1
+                bytes += size
+                continue
+            }
+            for extra in ["-wal", "-shm", ""] { unlink(copy + extra) }
+            removed.append(copy)
+        }
+        return removed
+    }
 }

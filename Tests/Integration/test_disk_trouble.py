@@ -21,8 +21,8 @@ import subprocess
 import pytest
 
 from conftest import wait_until
-from test_run import (CHECKIN_LINE, NotifySocket, agents, count, events_of, outbox,  # noqa: F401 - fixtures
-                      scenario, tag_id, wait_rows, world_tag, write_config)
+from test_run import (CHECKIN_LINE, GATEWAY_ID, NotifySocket, agents, count, event_server,  # noqa: F401 - fixtures
+                      events_of, outbox, scenario, tag_id, wait_rows, world_tag, write_config)
 
 TROUBLE_LINE = r"events cannot be stored"
 RECOVERED_LINE = r"events are stored again"
@@ -156,6 +156,44 @@ def test_a_database_found_corrupt_at_a_later_commit_is_moved_aside_and_the_door_
     assert sequences == sorted(sequences) and sequences[0] >= first > old_highest, (sequences, first, old_highest)
     agent.wait_log(RECOVERED_LINE)
     assert len(agent.lines(TROUBLE_LINE)) == 1, "once per change, not per event or retry"
+    assert agent.stop() == 0
+
+
+def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is_delivered_once(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    """One page of an index on the events table overwritten, the table itself intact: the
+    forwarder's reads find it, the door examines the file, moves it aside and copies every
+    pending event into a fresh one under its own key, and delivery goes on."""
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], server=event_server)
+    state_dir(tmp_path).mkdir()
+    enqueued = subprocess.run([str(gateway_bin), "outbox", "enqueue", "--state-dir", str(state_dir(tmp_path)),
+                               "--count", "100", "--persons", "10", "--gateway", GATEWAY_ID],
+                              capture_output=True, text=True, timeout=120)
+    assert enqueued.returncode == 0, enqueued.stderr
+    keys = {line.split()[1] for line in enqueued.stdout.splitlines() if line.strip()}
+    assert len(keys) == 100
+    with sqlite3.connect(database(tmp_path)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+        roots = [row[0] for row in connection.execute(
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name != 'sqlite_autoindex_events_1'")]
+    with open(database(tmp_path), "r+b") as file:
+        for root in roots:
+            file.seek((root - 1) * page_size)
+            file.write(random.Random(root).randbytes(page_size))
+
+    agent = agents(gateway_bin, config)
+    moved = agent.wait_log(MOVED_LINE, timeout=30)
+    assert "salvaged_events=100" in moved[0], moved
+    try:
+        wait_until(lambda: set(event_server.snapshot()["events"]) == keys, 60, "the 100 pending events at the server")
+    except AssertionError as error:
+        raise AssertionError(f"{error}: {len(event_server.snapshot()['events'])} arrived; log:\n{agent.log()[-4000:]}") from None
+    snapshot = event_server.snapshot()
+    assert sorted(snapshot["events"]) == sorted(keys), "each once"
+    wait_rows(gateway_bin, config, lambda rows: len(rows) == 100 and all(row["state"] == "sent" for row in rows), 30,
+              "all sent", agent)
     assert agent.stop() == 0
 
 

@@ -22,6 +22,7 @@ struct OutboxStatusCommand: ParsableCommand {
         let store = try location.openStore(readOnly: true)
         let now = SystemClock().wallMilliseconds
         let status = try orFail { () throws(StoreError) in try store.status(nowMillis: now) }
+        let retention = try orFail { () throws(StoreError) in try store.retentionTotals() }
         let amber = ForwarderStatus(outbox: status, inFlight: 0, authRefused: status.isFailing && status.lastErrorClass == .auth).amber
         let errorClass = status.isFailing ? status.lastErrorClass?.rawValue : nil
         if json {
@@ -40,6 +41,15 @@ struct OutboxStatusCommand: ParsableCommand {
             writer.key("lastErrorAt"); writer.string(status.lastErrorMillis.map { isoTimestamp(millis: $0) })
             writer.key("lastSequence"); writer.number(Int(truncatingIfNeeded: status.lastSequence))
             writer.key("amber"); writer.string("\(amber)")
+            // What retention removed from this file so far (docs/event-api.md, "Retention").
+            writer.key("pruned")
+            writer.beginObject()
+            writer.key("sent"); writer.number(retention.pruned.sent)
+            writer.key("rejected"); writer.number(retention.pruned.rejected)
+            writer.key("dead"); writer.number(retention.pruned.dead)
+            writer.key("unsent"); writer.number(retention.pruned.unsent)
+            writer.endObject()
+            writer.key("lastPrune"); writer.string(retention.lastPruneMillis.map { isoTimestamp(millis: $0) })
             writer.endObject()
             writeStandardOutput(writer.text + "\n")
             return
@@ -56,6 +66,9 @@ struct OutboxStatusCommand: ParsableCommand {
         }
         if status.dead > 0 { text += "  \(status.dead) dead letter(s): `beacon-gateway outbox list --state dead`, then `outbox retry-dead`\n" }
         text += "  last sequence: \(status.lastSequence) · amber: \(amber)\n"
+        let pruned = retention.pruned
+        text += "  retention pruned: sent \(pruned.sent) · rejected \(pruned.rejected) · dead \(pruned.dead)"
+            + " · unsent \(pruned.unsent) · last \(retention.lastPruneMillis.map { isoTimestamp(millis: $0) } ?? "never")\n"
         writeStandardOutput(text)
     }
 }
