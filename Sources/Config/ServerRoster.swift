@@ -56,7 +56,9 @@ public struct ServerRoster: Hashable, Sendable {
 
     /// Validates a roster document (JSON, camelCase keys) alongside `configuration`: its
     /// persons must be valid `[[person]]`s whose ids and identities the file does not use,
-    /// and a `requireProof` person's tag without `key` needs the file's master key.
+    /// and a `requireProof` person's tag without `key` needs the file's master key. A tag
+    /// may not ask for `track = "connection"` (docs/security.md, "What the server may make a
+    /// door do").
     public static func validate(
         _ body: [UInt8], alongside configuration: GatewayConfiguration
     ) -> Result<ServerRoster, ServerRosterError> {
@@ -76,7 +78,8 @@ public struct ServerRoster: Hashable, Sendable {
             return .failure(ServerRosterError(message: "the roster must be a JSON object, got \(document.typeName == "table" ? "object" : document.typeName)"))
         }
         let diagnostics = Diagnostics(file: "", text: "", dialect: .json)
-        let decoder = ConfigurationDecoder(diagnostics: diagnostics, fileSystem: SystemFileSystem(), baseDirectory: "")
+        var decoder = ConfigurationDecoder(diagnostics: diagnostics, fileSystem: SystemFileSystem(), baseDirectory: "")
+        decoder.connectionTracking = .refused(Self.connectionTrackingRefusal)
         var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
         let revision = root.text("revision")
         if !root.contains("revision") { root.reportMissing("revision") }
@@ -95,6 +98,13 @@ public struct ServerRoster: Hashable, Sendable {
         }
         return .success(ServerRoster(revision: revision, mode: mode, persons: persons))
     }
+}
+
+extension ServerRoster {
+    /// A kept-open connection is made to whatever device advertises the tag's address, and
+    /// held while it does: only the site's own file may ask for one (docs/fleet.md).
+    static let connectionTrackingRefusal =
+        #"must be "advertising" in a server roster: "connection" keeps a connection open to any device that advertises the tag's address, so only the configuration file may ask for it"#
 }
 
 /// Why a server roster was refused: its revision (when it had a valid one) and every

@@ -78,7 +78,7 @@ final class ServerRosterTests: XCTestCase {
            {"id": "u_1001", "name": "Aiko", "requireProof": true,
             "tags": [{"id": "tag-1001", "ibeacon": "e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1",
                       "eddystoneUid": "00112233445566778899:aabbccddeeff", "irk": "00112233445566778899aabbccddeeff",
-                      "key": "\(String(repeating: "ab", count: 32))", "track": "connection"}]},
+                      "key": "\(String(repeating: "ab", count: 32))", "track": "advertising"}]},
            {"id": "u_1002", "tags": [{"id": "tag-1002", "address": "C0:11:22:33:44:66"}]}]}
         """
         let roster = try validate(json).get()
@@ -88,7 +88,7 @@ final class ServerRosterTests: XCTestCase {
         XCTAssertEqual(roster.persons[0].name, "Aiko")
         XCTAssertTrue(roster.persons[0].requireProof)
         XCTAssertEqual(roster.persons[0].tags[0].identities.count, 3, "ibeacon, eddystoneUid and irk")
-        XCTAssertEqual(roster.persons[0].tags[0].track, .connection)
+        XCTAssertEqual(roster.persons[0].tags[0].track, .advertising)
         XCTAssertEqual(roster.persons[0].tags[0].key, [UInt8](repeating: 0xAB, count: 32))
         let merged = try configuration().merging(roster)
         XCTAssertEqual(merged.persons.map(\.id), ["u_file", "u_1001", "u_1002"])
@@ -165,6 +165,25 @@ final class ServerRosterTests: XCTestCase {
             XCTAssertTrue(error.description.hasPrefix("r-9: persons[0].tags[0].irk: must be"), error.description)
             XCTAssertFalse(error.description.contains(irk))
         }
+    }
+
+    // MARK: The connection rule
+
+    /// A kept-open connection goes to whatever advertises the tag's address: a server roster
+    /// may not ask for one, whether or not its person requires proof (docs/fleet.md).
+    func testTrackConnectionIsRefusedFromTheServerAndNamedByItsPath() throws {
+        let connectionTag = #"{"id": "t-2", "address": "C0:11:22:33:44:22", "track": "connection"}"#
+        try assertRefused(#"{"revision": "r-11", "persons": [{"id": "u_1", "tags": [{"id": "t-1", "address": "C0:11:22:33:44:21"}, \#(connectionTag)]}]}"#,
+                          #"r-11: persons[0].tags[1].track: must be "advertising" in a server roster: "connection" keeps a connection open to any device that advertises the tag's address, so only the configuration file may ask for it"#)
+        let provable = #"{"id": "t-2", "address": "C0:11:22:33:44:22", "track": "connection", "key": "\#(String(repeating: "ab", count: 32))"}"#
+        switch try validate(#"{"revision": "r-12", "persons": [{"id": "u_2", "requireProof": true, "tags": [\#(provable)]}]}"#) {
+        case .success: XCTFail("a proof-requiring person's connection-tracked tag was accepted from the server")
+        case let .failure(error): XCTAssertTrue(error.description.hasPrefix("r-12: persons[0].tags[0].track: must be \"advertising\""), error.description)
+        }
+        // The file itself still may.
+        let file = try configuration(Self.fileText + "\n  track = \"connection\"\n")
+        XCTAssertEqual(file.persons[0].tags[0].track, .connection)
+        XCTAssertEqual(try validate(#"{"revision": "r-13", "persons": [{"id": "u_3", "tags": [{"id": "t-3", "address": "C0:11:22:33:44:23", "track": "advertising"}]}]}"#, file: file).get().persons.count, 1)
     }
 
     // MARK: Limits, checked while the document is read
