@@ -170,13 +170,21 @@ extension GatewayAgent {
                 log.log(.notice, "server roster in force", ["revision": revision, "persons": "\(persons)", "from": from])
             }
         case let .refused(message):
-            log.log(.error, "server roster refused, the previous one stays", ["error": message])
+            if driver.answerArrived != nil {
+                // What reading it took: bounded by the limits however the document is made.
+                log.log(.error, "server roster refused, the previous one stays",
+                        ["error": message, "validate_ms": Self.milliseconds(driver.validation)])
+            } else {
+                log.log(.error, "server roster refused, the previous one stays", ["error": message])
+            }
         case let .withdrawn(message):
             log.log(.error, "server roster withdrawn: it does not fit the configuration file", ["error": message])
         case let .fetchFailing(reason):
             log.log(.warning, "roster fetch failing", ["error": reason])
         case .fetchWorksAgain:
             log.log(.notice, "roster fetch works again")
+        case let .etagNotKept(reason):
+            log.log(.warning, "roster ETag not kept: every request asks for the whole roster", ["reason": reason])
         }
     }
 
