@@ -71,7 +71,11 @@ extension GatewayAgent {
         }
         driver.file = fresh
         if let server = fresh.server {
-            try? driver.fetcher?.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))
+            do {
+                try driver.fetcher?.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))
+            } catch {
+                log.log(.error, "roster request settings not reloaded", ["error": "\(error)"])
+            }
             driver.sync.setPollInterval(server.rosterPollInterval, at: loop.now)
             scheduleRosterFetch(driver)
         }
@@ -101,20 +105,13 @@ extension GatewayAgent {
 
     // MARK: Performing
 
-    /// Creates the driver and its fetcher, reads the roster file and starts the sync;
+    /// Creates the driver, reads the roster file and starts the sync (the fetcher comes
+    /// with the first request);
     /// returns the persisted roster to merge when it is still valid.
     private func beginRosterSync(file: GatewayConfiguration) -> ServerRoster? {
         guard let server = file.server, server.roster else { return nil }
         let driver = ServerRosterDriver(file: file, pollInterval: server.rosterPollInterval)
         fleet.serverRoster = driver
-        do {
-            driver.fetcher = try RosterFetcher(
-                loop: loop, configuration: ForwarderConfiguration(server: server, gateway: file.gateway, appVersion: options.appVersion),
-                answerLimit: ServerRoster.maximumSize
-            ) { [unowned self, unowned driver] outcome in self.rosterAnswered(outcome, driver) }
-        } catch {
-            log.log(.error, "cannot ask the server for the roster", ["error": "\(error)"])
-        }
         var persisted: PersistedRoster?
         do {
             persisted = try RosterFile.read(stateDirectory: file.gateway.stateDirectory, limit: ServerRoster.maximumSize)
@@ -137,9 +134,10 @@ extension GatewayAgent {
         for action in actions {
             switch action {
             case let .fetch(etag):
+                guard let fetcher = ensureRosterFetcher(driver) else { continue }
                 // Events first: whatever delivery is due starts before the request does.
                 forwarder?.kick()
-                driver.fetcher?.fetch(ifNoneMatch: etag)
+                fetcher.fetch(ifNoneMatch: etag)
             case let .apply(roster):
                 apply(driver.file.merging(roster))
             case let .setMode(mode):
@@ -153,6 +151,24 @@ extension GatewayAgent {
             case let .report(report):
                 log(report, driver)
             }
+        }
+    }
+
+    /// The roster's fetcher, created when there is none yet. One that cannot be created
+    /// (an unreadable `ca_file`, libcurl without memory) is a failed request to the sync:
+    /// logged once as `roster fetch failing`, counted, and tried again at the next poll.
+    private func ensureRosterFetcher(_ driver: ServerRosterDriver) -> RosterFetcher? {
+        if let fetcher = driver.fetcher { return fetcher }
+        guard let server = driver.file.server else { return nil }
+        do {
+            driver.fetcher = try RosterFetcher(
+                loop: loop, configuration: ForwarderConfiguration(server: server, gateway: driver.file.gateway, appVersion: options.appVersion),
+                answerLimit: ServerRoster.maximumSize
+            ) { [unowned self, unowned driver] outcome in self.rosterAnswered(outcome, driver) }
+            return driver.fetcher
+        } catch {
+            rosterAnswered(.failed("cannot start roster requests: \(error)"), driver)
+            return nil
         }
     }
 
