@@ -212,6 +212,9 @@ extension GatewayAgent {
         case let .failed(reason): answer = .failed(reason)
         }
         driver.answerArrived = systemClock.now
+        // A roster in force again, or a document refused before, is not validated: its
+        // log line must not show the last validation's time.
+        driver.validation = .zero
         defer { driver.answerArrived = nil }
         let actions = driver.sync.answered(answer, at: loop.now, validate: driver.validate)
         fleet.counters.rosterFetches = driver.sync.counts
