@@ -71,7 +71,11 @@ extension GatewayAgent {
         }
         driver.file = fresh
         if let server = fresh.server {
-            try? driver.fetcher?.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))
+            do {
+                try driver.fetcher?.reload(ForwarderConfiguration(server: server, gateway: fresh.gateway, appVersion: options.appVersion))
+            } catch {
+                log.log(.error, "roster request settings not reloaded", ["error": "\(error)"])
+            }
             driver.sync.setPollInterval(server.rosterPollInterval, at: loop.now)
             scheduleRosterFetch(driver)
         }
@@ -101,20 +105,13 @@ extension GatewayAgent {
 
     // MARK: Performing
 
-    /// Creates the driver and its fetcher, reads the roster file and starts the sync;
+    /// Creates the driver, reads the roster file and starts the sync (the fetcher comes
+    /// with the first request);
     /// returns the persisted roster to merge when it is still valid.
     private func beginRosterSync(file: GatewayConfiguration) -> ServerRoster? {
         guard let server = file.server, server.roster else { return nil }
         let driver = ServerRosterDriver(file: file, pollInterval: server.rosterPollInterval)
         fleet.serverRoster = driver
-        do {
-            driver.fetcher = try RosterFetcher(
-                loop: loop, configuration: ForwarderConfiguration(server: server, gateway: file.gateway, appVersion: options.appVersion),
-                answerLimit: ServerRoster.maximumSize
-            ) { [unowned self, unowned driver] outcome in self.rosterAnswered(outcome, driver) }
-        } catch {
-            log.log(.error, "cannot ask the server for the roster", ["error": "\(error)"])
-        }
         var persisted: PersistedRoster?
         do {
             persisted = try RosterFile.read(stateDirectory: file.gateway.stateDirectory, limit: ServerRoster.maximumSize)
@@ -137,9 +134,10 @@ extension GatewayAgent {
         for action in actions {
             switch action {
             case let .fetch(etag):
+                guard let fetcher = ensureRosterFetcher(driver) else { continue }
                 // Events first: whatever delivery is due starts before the request does.
                 forwarder?.kick()
-                driver.fetcher?.fetch(ifNoneMatch: etag)
+                fetcher.fetch(ifNoneMatch: etag)
             case let .apply(roster):
                 apply(driver.file.merging(roster))
             case let .setMode(mode):
@@ -153,6 +151,24 @@ extension GatewayAgent {
             case let .report(report):
                 log(report, driver)
             }
+        }
+    }
+
+    /// The roster's fetcher, created when there is none yet. One that cannot be created
+    /// (an unreadable `ca_file`, libcurl without memory) is a failed request to the sync:
+    /// logged once as `roster fetch failing`, counted, and tried again at the next poll.
+    private func ensureRosterFetcher(_ driver: ServerRosterDriver) -> RosterFetcher? {
+        if let fetcher = driver.fetcher { return fetcher }
+        guard let server = driver.file.server else { return nil }
+        do {
+            driver.fetcher = try RosterFetcher(
+                loop: loop, configuration: ForwarderConfiguration(server: server, gateway: driver.file.gateway, appVersion: options.appVersion),
+                answerLimit: ServerRoster.maximumSize
+            ) { [unowned self, unowned driver] outcome in self.rosterAnswered(outcome, driver) }
+            return driver.fetcher
+        } catch {
+            rosterAnswered(.failed("cannot start roster requests: \(error)"), driver)
+            return nil
         }
     }
 
@@ -170,13 +186,21 @@ extension GatewayAgent {
                 log.log(.notice, "server roster in force", ["revision": revision, "persons": "\(persons)", "from": from])
             }
         case let .refused(message):
-            log.log(.error, "server roster refused, the previous one stays", ["error": message])
+            if driver.answerArrived != nil {
+                // What reading it took: bounded by the limits however the document is made.
+                log.log(.error, "server roster refused, the previous one stays",
+                        ["error": message, "validate_ms": Self.milliseconds(driver.validation)])
+            } else {
+                log.log(.error, "server roster refused, the previous one stays", ["error": message])
+            }
         case let .withdrawn(message):
             log.log(.error, "server roster withdrawn: it does not fit the configuration file", ["error": message])
         case let .fetchFailing(reason):
             log.log(.warning, "roster fetch failing", ["error": reason])
         case .fetchWorksAgain:
             log.log(.notice, "roster fetch works again")
+        case let .etagNotKept(reason):
+            log.log(.warning, "roster ETag not kept: every request asks for the whole roster", ["reason": reason])
         }
     }
 
@@ -188,6 +212,9 @@ extension GatewayAgent {
         case let .failed(reason): answer = .failed(reason)
         }
         driver.answerArrived = systemClock.now
+        // A roster in force again, or a document refused before, is not validated: its
+        // log line must not show the last validation's time.
+        driver.validation = .zero
         defer { driver.answerArrived = nil }
         let actions = driver.sync.answered(answer, at: loop.now, validate: driver.validate)
         fleet.counters.rosterFetches = driver.sync.counts

@@ -11,6 +11,14 @@ struct ConfigurationDecoder {
     /// The configuration file's mode, when it was read from a file: secrets written inline
     /// are refused when group or others can read them.
     var configurationFilePermissions: UInt32? = nil
+    /// Whether a tag may ask for `track = "connection"` (a server roster's may not; the
+    /// message says why).
+    var connectionTracking = ConnectionTracking.allowed
+
+    enum ConnectionTracking {
+        case allowed
+        case refused(String)
+    }
 
     /// `nil` only when something was reported.
     func decode(root values: [String: ConfigValue]) -> GatewayConfiguration? {
@@ -386,9 +394,12 @@ struct ConfigurationDecoder {
             }
         }
         let track = table.choice("track", of: Tag.Track.self) ?? .advertising
+        if track == .connection, case let .refused(message) = connectionTracking {
+            table.report("track", message)
+        }
 
         guard let id, !table.isInvalid("id"), !tagIdentities.isEmpty,
-              !identityKeys.contains(where: { table.isInvalid($0) }), !table.isInvalid("key")
+              !identityKeys.contains(where: { table.isInvalid($0) }), !table.isInvalid("key"), !table.isInvalid("track")
         else { return nil }
         return Tag(id: id, identities: tagIdentities, key: key, track: track)
     }

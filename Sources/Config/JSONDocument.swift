@@ -2,7 +2,8 @@ import HCI
 
 /// A strict JSON (RFC 8259) reader into ``ConfigValue``s, for documents validated by the
 /// configuration's own rules (a server roster, see docs/fleet.md). Bounded: nesting at
-/// most ``maximumDepth`` deep; the caller bounds the size.
+/// most ``maximumDepth`` deep, and the counts of ``Limits`` checked while reading, so a
+/// hostile document is refused before its values are built (the caller bounds the size).
 ///
 /// Numbers without a fraction or exponent that fit an `Int` are integers, others floats;
 /// `null` is a value of type "null" (so "must be a string, got null"). A key twice in one
@@ -10,16 +11,70 @@ import HCI
 enum JSONDocument {
     static let maximumDepth = 32
 
-    struct SyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
-        /// Bytes from the start of the document.
-        var offset: Int
-        var message: String
+    /// Counts checked as the document is read. The first excess ends the parse, with the
+    /// path of the value that exceeded (`persons[20000]`, `persons[3].tags[0].id`): what a
+    /// document may hold is then bounded before any of it is decoded, whatever its shape.
+    struct Limits: Sendable {
+        /// An array the limits name by its path from the root; its elements count against
+        /// `maximum` instead of `elements`.
+        struct NamedArray: Sendable {
+            enum Step: Hashable, Sendable {
+                case key(String)
+                case anyElement
+            }
 
-        var description: String { "JSON syntax error at byte \(offset): \(message)" }
+            var path: [Step]
+            var maximum: Int
+            /// Why the excess is refused: "a roster holds at most 20,000 persons".
+            var message: String
+            /// Elements of all the arrays at `path` together (every person's tags).
+            var total: (maximum: Int, message: String)? = nil
+        }
+
+        /// Bytes of any string, keys included (before escapes are decoded).
+        var stringBytes = Int.max
+        /// Members of any object.
+        var members = Int.max
+        /// Elements of an array not in `named`.
+        var elements = Int.max
+        var named: [NamedArray] = []
+        /// Values in the whole document, containers included.
+        var values = Int.max
+        var valuesMessage = "too many values"
+
+        static let none = Limits()
     }
 
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> ConfigValue {
-        var reader = Reader(bytes: bytes)
+    /// A syntax error (at a byte offset), or an excess of the limits (at a path).
+    struct ParseError: Error, Hashable, Sendable, CustomStringConvertible {
+        /// Bytes from the start of the document.
+        var offset: Int
+        /// Where the limits were exceeded (nil for a syntax error).
+        var path: ConfigPath?
+        var message: String
+
+        init(offset: Int, message: String) {
+            self.offset = offset
+            self.message = message
+        }
+
+        init(offset: Int, path: ConfigPath, message: String) {
+            self.offset = offset
+            self.path = path
+            self.message = message
+        }
+
+        /// The path as a JSON document spells it (elements counted from 0).
+        var pathText: String? { path.map(DocumentDialect.json.describe) }
+
+        var description: String {
+            if let pathText { return "\(pathText): \(message)" }
+            return "JSON syntax error at byte \(offset): \(message)"
+        }
+    }
+
+    static func parse(_ bytes: [UInt8], limits: Limits = .none) throws(ParseError) -> ConfigValue {
+        var reader = Reader(bytes: bytes, limits: limits)
         reader.skipSpace()
         let value = try reader.value(depth: 0)
         reader.skipSpace()
@@ -30,11 +85,41 @@ enum JSONDocument {
     private struct Reader {
         let bytes: [UInt8]
         var position = 0
+        let limits: Limits
+        /// Where the value being read sits: keys as written, elements counted from 1
+        /// (``ConfigPath``'s way). Kept as the parse goes; only an excess reads it.
+        var path: [ConfigPath.Component] = []
+        var values = 0
+        /// Elements read so far in the arrays of each of `limits.named`.
+        var totals: [Int]
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], limits: Limits) {
+            self.bytes = bytes
+            self.limits = limits
+            totals = Array(repeating: 0, count: limits.named.count)
+        }
 
-        func error(_ message: String) -> SyntaxError {
-            SyntaxError(offset: position, message: message)
+        func error(_ message: String) -> ParseError {
+            ParseError(offset: position, message: message)
+        }
+
+        func excess(_ message: String) -> ParseError {
+            ParseError(offset: position, path: ConfigPath(components: path), message: message)
+        }
+
+        /// The limit of the array at `path`: a named one's (and its index), else `elements`.
+        func arrayLimit() -> (maximum: Int, message: String, named: Int?) {
+            for (index, named) in limits.named.enumerated() where named.path.count == path.count {
+                let matches = zip(named.path, path).allSatisfy { step, component in
+                    switch (step, component) {
+                    case (.anyElement, .element): true
+                    case let (.key(key), .literal(name)): key == name
+                    default: false
+                    }
+                }
+                if matches { return (named.maximum, named.message, index) }
+            }
+            return (limits.elements, "an array here holds at most \(limits.elements) elements", nil)
         }
 
         var current: UInt8? { position < bytes.count ? bytes[position] : nil }
@@ -43,8 +128,10 @@ enum JSONDocument {
             while let byte = current, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { position += 1 }
         }
 
-        mutating func value(depth: Int) throws(SyntaxError) -> ConfigValue {
+        mutating func value(depth: Int) throws(ParseError) -> ConfigValue {
             guard let byte = current else { throw error("a value was expected, the document ended") }
+            values += 1
+            guard values <= limits.values else { throw excess(limits.valuesMessage) }
             switch byte {
             case UInt8(ascii: "{"): return try object(depth: depth + 1)
             case UInt8(ascii: "["): return try array(depth: depth + 1)
@@ -57,14 +144,14 @@ enum JSONDocument {
             }
         }
 
-        mutating func literal(_ word: StaticString) throws(SyntaxError) {
+        mutating func literal(_ word: StaticString) throws(ParseError) {
             let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
             guard bytes.count - position >= expected.count, bytes[position ..< position + expected.count].elementsEqual(expected)
             else { throw error("a value was expected") }
             position += expected.count
         }
 
-        mutating func object(depth: Int) throws(SyntaxError) -> ConfigValue {
+        mutating func object(depth: Int) throws(ParseError) -> ConfigValue {
             guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
             position += 1
             skipSpace()
@@ -80,13 +167,18 @@ enum JSONDocument {
                 guard current == UInt8(ascii: "\"") else { throw error("a key in double quotes was expected") }
                 let keyOffset = position
                 let key = try string()
+                path.append(.literal(key))
+                guard members.count < limits.members else {
+                    throw excess("an object holds at most \(limits.members) keys")
+                }
                 skipSpace()
                 guard current == UInt8(ascii: ":") else { throw error("':' was expected after a key") }
                 position += 1
                 skipSpace()
                 let member = try value(depth: depth)
+                path.removeLast()
                 guard members.updateValue(member, forKey: key) == nil else {
-                    throw SyntaxError(offset: keyOffset, message: "the key \(quoted(key)) appears twice in one object")
+                    throw ParseError(offset: keyOffset, message: "the key \(quoted(key)) appears twice in one object")
                 }
                 skipSpace()
                 switch current {
@@ -97,7 +189,7 @@ enum JSONDocument {
             }
         }
 
-        mutating func array(depth: Int) throws(SyntaxError) -> ConfigValue {
+        mutating func array(depth: Int) throws(ParseError) -> ConfigValue {
             guard depth <= JSONDocument.maximumDepth else { throw error("nested more than \(JSONDocument.maximumDepth) deep") }
             position += 1
             var elements: [ConfigValue] = []
@@ -106,27 +198,43 @@ enum JSONDocument {
                 position += 1
                 return .array(elements)
             }
+            let limit = arrayLimit()
+            path.append(.element(1))
             while true {
                 skipSpace()
+                path[path.count - 1] = .element(elements.count + 1)
+                guard elements.count < limit.maximum else { throw excess(limit.message) }
+                if let named = limit.named, let total = limits.named[named].total {
+                    totals[named] += 1
+                    guard totals[named] <= total.maximum else { throw excess(total.message) }
+                }
                 elements.append(try value(depth: depth))
                 skipSpace()
                 switch current {
                 case UInt8(ascii: ","): position += 1
-                case UInt8(ascii: "]"): position += 1; return .array(elements)
+                case UInt8(ascii: "]"):
+                    position += 1
+                    path.removeLast()
+                    return .array(elements)
                 default: throw error("',' or ']' was expected")
                 }
             }
         }
 
-        mutating func string() throws(SyntaxError) -> String {
+        mutating func string() throws(ParseError) -> String {
             position += 1
             let start = position
             // The common case, no escapes: one copy straight from the document.
             var ascii = true
-            while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+            // Past the limit the string is refused unread: a 4 MiB string is not built.
+            let end = bytes.count - start > limits.stringBytes ? start + limits.stringBytes + 1 : bytes.count
+            while position < end {
+                let byte = bytes[position]
+                guard byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 else { break }
                 if byte >= 0x80 { ascii = false }
                 position += 1
             }
+            guard position - start <= limits.stringBytes else { throw longString() }
             if current == UInt8(ascii: "\"") {
                 let end = position
                 position += 1
@@ -155,10 +263,16 @@ enum JSONDocument {
                     scalars.append(byte)
                     position += 1
                 }
+                guard position - start <= limits.stringBytes else { throw longString() }
             }
         }
 
-        mutating func escape(into out: inout [UInt8]) throws(SyntaxError) {
+        /// A string over the limit; a key's path is its object's.
+        func longString() -> ParseError {
+            excess("a string holds at most \(limits.stringBytes) bytes")
+        }
+
+        mutating func escape(into out: inout [UInt8]) throws(ParseError) {
             guard let byte = current else { throw error("a string is not closed") }
             position += 1
             switch byte {
@@ -187,7 +301,7 @@ enum JSONDocument {
             }
         }
 
-        mutating func hex4() throws(SyntaxError) -> UInt32 {
+        mutating func hex4() throws(ParseError) -> UInt32 {
             guard bytes.count - position >= 4 else { throw error("\\u needs four hex digits") }
             var code: UInt32 = 0
             for _ in 0 ..< 4 {
@@ -198,7 +312,7 @@ enum JSONDocument {
             return code
         }
 
-        mutating func number() throws(SyntaxError) -> ConfigValue {
+        mutating func number() throws(ParseError) -> ConfigValue {
             let start = position
             if current == UInt8(ascii: "-") { position += 1 }
             guard let first = current, (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains(first) else { throw error("a digit was expected") }
@@ -221,7 +335,7 @@ enum JSONDocument {
             }
             let text = String(decoding: bytes[start ..< position], as: UTF8.self)
             if integral, let integer = Int(text) { return .integer(integer) }
-            guard let double = Double(text), double.isFinite else { throw SyntaxError(offset: start, message: "a number out of range") }
+            guard let double = Double(text), double.isFinite else { throw ParseError(offset: start, message: "a number out of range") }
             return .float(double)
         }
 

@@ -18,13 +18,47 @@ public struct ServerRoster: Hashable, Sendable {
         self.persons = persons
     }
 
-    /// A larger answer is refused unread: 5,000 persons with a tag each take under 1 MiB,
-    /// and the parsed document of a 4 MiB one already takes tens of MiB on a Pi.
+    /// A larger answer is refused unread: 5,000 persons with a tag each take under 1 MiB.
     public static let maximumSize = 4 << 20
+
+    /// What a roster may hold, checked while it is read (docs/fleet.md, "Limits"): far
+    /// above any site (5,000 persons with two identities each are 0.8 MB), and low enough
+    /// that no document of ``maximumSize`` builds more than a bounded number of values.
+    /// Without them 4 MiB of `{}` made 1.4 million persons to decode.
+    public enum Limits {
+        public static let persons = 20_000
+        public static let tagsPerPerson = 16
+        /// Two for each of the most persons: each tag is decoded and checked, so tags
+        /// bound the work of a refused roster as much as persons do.
+        public static let tags = 40_000
+        /// A name is at most 128 characters (512 bytes of UTF-8), a key 64 hex digits.
+        public static let stringBytes = 1_024
+        /// A tag has seven keys, a person four, the roster three.
+        public static let keysPerObject = 16
+        /// Any other array (none is valid in a roster).
+        public static let elements = 16
+        /// Values in the whole document, containers included: 15 for each of the most
+        /// persons (a person with a name, `requireProof` and one tag of three identities
+        /// and a key takes 11).
+        public static let values = 300_000
+
+        static let json = JSONDocument.Limits(
+            stringBytes: stringBytes, members: keysPerObject, elements: elements,
+            named: [
+                .init(path: [.key("persons")], maximum: persons, message: "a roster holds at most 20,000 persons"),
+                .init(path: [.key("persons"), .anyElement, .key("tags")], maximum: tagsPerPerson,
+                      message: "a person holds at most \(tagsPerPerson) tags",
+                      total: (tags, "a roster holds at most 40,000 tags")),
+            ],
+            values: values, valuesMessage: "a roster holds at most 300,000 JSON values"
+        )
+    }
 
     /// Validates a roster document (JSON, camelCase keys) alongside `configuration`: its
     /// persons must be valid `[[person]]`s whose ids and identities the file does not use,
-    /// and a `requireProof` person's tag without `key` needs the file's master key.
+    /// and a `requireProof` person's tag without `key` needs the file's master key. A tag
+    /// may not ask for `track = "connection"` (docs/security.md, "What the server may make a
+    /// door do").
     public static func validate(
         _ body: [UInt8], alongside configuration: GatewayConfiguration
     ) -> Result<ServerRoster, ServerRosterError> {
@@ -33,15 +67,19 @@ public struct ServerRoster: Hashable, Sendable {
         }
         let document: ConfigValue
         do {
-            document = try JSONDocument.parse(body)
+            document = try JSONDocument.parse(body, limits: Limits.json)
         } catch {
+            if let path = error.pathText {
+                return .failure(ServerRosterError(issues: [ConfigIssue(file: "", line: 0, key: path, message: error.message)]))
+            }
             return .failure(ServerRosterError(message: error.description))
         }
         guard case let .table(values) = document else {
             return .failure(ServerRosterError(message: "the roster must be a JSON object, got \(document.typeName == "table" ? "object" : document.typeName)"))
         }
         let diagnostics = Diagnostics(file: "", text: "", dialect: .json)
-        let decoder = ConfigurationDecoder(diagnostics: diagnostics, fileSystem: SystemFileSystem(), baseDirectory: "")
+        var decoder = ConfigurationDecoder(diagnostics: diagnostics, fileSystem: SystemFileSystem(), baseDirectory: "")
+        decoder.connectionTracking = .refused(Self.connectionTrackingRefusal)
         var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
         let revision = root.text("revision")
         if !root.contains("revision") { root.reportMissing("revision") }
@@ -60,6 +98,13 @@ public struct ServerRoster: Hashable, Sendable {
         }
         return .success(ServerRoster(revision: revision, mode: mode, persons: persons))
     }
+}
+
+extension ServerRoster {
+    /// A kept-open connection is made to whatever device advertises the tag's address, and
+    /// held while it does: only the site's own file may ask for one (docs/fleet.md).
+    static let connectionTrackingRefusal =
+        #"must be "advertising" in a server roster: "connection" keeps a connection open to any device that advertises the tag's address, so only the configuration file may ask for it"#
 }
 
 /// Why a server roster was refused: its revision (when it had a valid one) and every

@@ -54,6 +54,7 @@ public enum MetricsExposition {
         out.sample("beacon_gateway_roster_fetches_total", labels: [("result", "updated")], c.rosterFetches.updated)
         out.sample("beacon_gateway_roster_fetches_total", labels: [("result", "unchanged")], c.rosterFetches.unchanged)
         out.sample("beacon_gateway_roster_fetches_total", labels: [("result", "refused")], c.rosterFetches.refused)
+        out.sample("beacon_gateway_roster_fetches_total", labels: [("result", "refused_again")], c.rosterFetches.refusedAgain)
         out.sample("beacon_gateway_roster_fetches_total", labels: [("result", "failed")], c.rosterFetches.failed)
         out.family("beacon_gateway_clock_synced", .gauge, "1 while the kernel reports the system clock synchronised.")
         out.sample("beacon_gateway_clock_synced", snapshot.clockSynced ? 1 : 0)

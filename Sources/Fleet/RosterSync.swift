@@ -1,4 +1,5 @@
 import EventLoop
+import GatewayCore
 
 /// The server roster's decisions (see docs/fleet.md), sans-IO: when to ask the server,
 /// with which `If-None-Match`, what an answer puts in force, what is kept on disk, and
@@ -34,7 +35,8 @@ public struct RosterSync<Roster> {
         case notModified
         /// 200 with its ETag (nil when the server sent none) and body.
         case roster(etag: String?, body: [UInt8])
-        /// Another status, a timeout, a network error: not a roster error.
+        /// Another status, a timeout, a network error, a request that could not start:
+        /// not a roster error.
         case failed(String)
     }
 
@@ -49,6 +51,9 @@ public struct RosterSync<Roster> {
         case withdrawn(String)
         case fetchFailing(String)
         case fetchWorksAgain
+        /// The answer's ETag is not kept (too long, or not sendable back in a header): the
+        /// next request asks for the whole roster. Once until a usable ETag comes.
+        case etagNotKept(String)
     }
 
     public enum Action {
@@ -63,21 +68,31 @@ public struct RosterSync<Roster> {
         case report(Report)
     }
 
+    /// The longest ETag kept and sent back in `If-None-Match` (docs/fleet.md).
+    public static var maximumETagBytes: Int { 256 }
+
     public private(set) var pollInterval: Duration
     /// When the next request goes out; nil while one is in flight.
     public private(set) var nextFetch: Instant?
+    /// What the next request sends in `If-None-Match`: the ETag of the last 200 answer,
+    /// valid or refused, until a reload of the file makes a refusal worth checking again.
     public private(set) var etag: String?
-    /// The roster in force, and its document (what is persisted).
+    /// The roster in force, its document and its ETag (what is persisted).
     public private(set) var inForce: Accepted?
     private var inForceBody: [UInt8]?
+    private var inForceETag: String?
     /// The last refusal's text, until a valid roster arrives.
     public private(set) var error: String?
+    /// The SHA-256 of the last refused document: the same bytes again are refused unread
+    /// (a server that ignores `If-None-Match` sends them at every poll).
+    private var refusedDigest: [UInt8]?
     /// The mode of the last valid roster (a withdrawn roster leaves its mode: a pause is
     /// lifted by the server, never by an edit of the file).
     public private(set) var mode: FleetMode = .active
     /// nil before the first answer.
     private var fetchFailing: Bool?
     private var lastRefusal: String?
+    private var etagNotKeptReported = false
     public private(set) var counts = RosterFetchCounts()
 
     public init(pollInterval: Duration) {
@@ -85,21 +100,18 @@ public struct RosterSync<Roster> {
     }
 
     /// At start: the persisted roster (if any) is put in force when it is still valid,
-    /// then the first request goes out at once.
+    /// then the first request goes out at once. A refusal kept on disk is reported, and
+    /// its roster asked for again in full: the file may have changed since.
     public mutating func start(at now: Instant, persisted: PersistedRoster?, validate: Validate) -> [Action] {
         var actions: [Action] = []
         if let persisted {
-            etag = persisted.etag
             if let body = persisted.body {
                 switch validate(body) {
                 case let .success(accepted):
-                    take(accepted, body: body, into: &actions, fromDisk: true)
-                    // A later roster refused before the restart is still refused (its ETag
-                    // brings a 304): reported until a valid one arrives, logged once here.
+                    take(accepted, body: body, etag: persisted.error == nil ? persisted.etag : nil, into: &actions, fromDisk: true)
                     if let refused = persisted.error { refuse(refused, into: &actions) }
                 case let .failure(refusal):
                     // Not valid beside this file: ask for the whole roster again.
-                    etag = nil
                     refuse(refusal.message, into: &actions)
                     actions.append(.persist(persistedState))
                 }
@@ -128,32 +140,53 @@ public struct RosterSync<Roster> {
         }
         if fetchFailing == true { actions.append(.report(.fetchWorksAgain)) }
         fetchFailing = false
-        guard case let .roster(newTag, body) = answer else {
+        guard case let .roster(answerTag, body) = answer else {
             counts.unchanged &+= 1
             return actions
         }
-        let etagChanged = newTag != etag
+        let newTag = kept(answerTag, into: &actions)
         etag = newTag
-        if let inForceBody, body == inForceBody, error == nil {
+        if let inForceBody, body == inForceBody {
+            // The roster in force (checked beside the file at its last reload): nothing to
+            // parse or write. A refusal reported meanwhile is over: the server is back to it.
             counts.unchanged &+= 1
-            if etagChanged { actions.append(.persist(persistedState)) }
+            inForceETag = newTag
+            if error != nil, let inForce {
+                error = nil
+                lastRefusal = nil
+                refusedDigest = nil
+                actions.append(.report(.inForce(revision: inForce.revision, persons: inForce.persons, fromDisk: false)))
+            }
+            return actions
+        }
+        let digest = SHA256.hash(body)
+        if digest == refusedDigest {
+            counts.refusedAgain &+= 1
             return actions
         }
         switch validate(body) {
         case let .success(accepted):
             counts.updated &+= 1
-            take(accepted, body: body, into: &actions, fromDisk: false)
+            take(accepted, body: body, etag: newTag, into: &actions, fromDisk: false)
+            actions.append(.persist(persistedState))
         case let .failure(refusal):
+            // Nothing in force changed: nothing to write.
             counts.refused &+= 1
+            refusedDigest = digest
             refuse(refusal.message, into: &actions)
         }
-        actions.append(.persist(persistedState))
         return actions
     }
 
-    /// The configuration file was reloaded: the roster in force is checked beside it again.
+    /// The configuration file was reloaded: the roster in force is checked beside it again,
+    /// and a refused roster will be: its ETag and digest are forgotten, so the next request
+    /// asks for the whole roster (a refusal may have been a conflict with the old file).
     /// Returns what to merge (the agent applies file and roster together) and what to do.
     public mutating func fileReloaded(validate: Validate) -> (roster: Roster?, actions: [Action]) {
+        if refusedDigest != nil || error != nil {
+            refusedDigest = nil
+            etag = nil
+        }
         guard let body = inForceBody else { return (nil, []) }
         switch validate(body) {
         case let .success(accepted):
@@ -162,6 +195,7 @@ public struct RosterSync<Roster> {
         case let .failure(refusal):
             inForce = nil
             inForceBody = nil
+            inForceETag = nil
             // Ask for the whole roster again: the server's next answer is checked anew.
             etag = nil
             error = refusal.message
@@ -181,8 +215,10 @@ public struct RosterSync<Roster> {
         return RosterStatus(source: "server", revision: inForce.revision, persons: inForce.persons, error: error)
     }
 
+    /// What `roster.json` holds: the roster in force, its ETag, and the error reported
+    /// when it was written (a withdrawal's).
     public var persistedState: PersistedRoster {
-        PersistedRoster(etag: etag, error: error, body: inForceBody)
+        PersistedRoster(etag: inForceETag, error: error, body: inForceBody)
     }
 
     // MARK: Internals
@@ -192,11 +228,32 @@ public struct RosterSync<Roster> {
         return .fetch(ifNoneMatch: etag)
     }
 
-    private mutating func take(_ accepted: Accepted, body: [UInt8], into actions: inout [Action], fromDisk: Bool) {
+    /// The answer's ETag when it can be sent back: visible ASCII, at most
+    /// ``maximumETagBytes``. Another is dropped, said once; the roster is still used.
+    private mutating func kept(_ tag: String?, into actions: inout [Action]) -> String? {
+        guard let tag, !tag.isEmpty else { return nil }
+        let reason: String
+        if tag.utf8.count > Self.maximumETagBytes {
+            reason = "an ETag of \(tag.utf8.count) bytes (at most \(Self.maximumETagBytes) are kept)"
+        } else if !tag.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) {
+            reason = "an ETag with bytes a header may not carry"
+        } else {
+            etagNotKeptReported = false
+            return tag
+        }
+        if !etagNotKeptReported { actions.append(.report(.etagNotKept(reason))) }
+        etagNotKeptReported = true
+        return nil
+    }
+
+    private mutating func take(_ accepted: Accepted, body: [UInt8], etag: String?, into actions: inout [Action], fromDisk: Bool) {
         inForce = accepted
         inForceBody = body
+        inForceETag = etag
+        self.etag = etag
         error = nil
         lastRefusal = nil
+        refusedDigest = nil
         actions.append(.apply(accepted.roster))
         actions.append(.report(.inForce(revision: accepted.revision, persons: accepted.persons, fromDisk: fromDisk)))
         if accepted.mode != mode {
@@ -227,8 +284,10 @@ public struct RosterFetchCounts: Hashable, Sendable {
     public var updated: UInt64 = 0
     /// 304, or 200 with the roster in force.
     public var unchanged: UInt64 = 0
-    /// 200 with an invalid roster.
+    /// 200 with an invalid roster, read and refused.
     public var refused: UInt64 = 0
+    /// 200 with the very document refused last, not read again.
+    public var refusedAgain: UInt64 = 0
     /// Timeouts, network errors, other statuses.
     public var failed: UInt64 = 0
 

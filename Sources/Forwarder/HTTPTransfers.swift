@@ -306,9 +306,11 @@ final class HTTPTransfers: TransferSession {
 }
 
 extension HTTPTransfers.Transfer {
-    /// Keeps `Retry-After` from the final response's headers (a new status line resets
-    /// it, so a 100 Continue's headers do not count). Bounded: a header line longer than
-    /// 256 bytes is not one we need.
+    /// Keeps `Retry-After` (and, when the answer is kept, `ETag`) from the final response's
+    /// headers (a new status line resets them, so a 100 Continue's headers do not count).
+    /// Bounded: a `Retry-After` line longer than 256 bytes is not one we need; an `ETag`
+    /// is kept whole (libcurl hands over no header line beyond 100 KiB) so that the roster
+    /// can say why one too long for it is not kept (docs/fleet.md) instead of losing it.
     func noteHeader(_ line: UnsafeRawBufferPointer) {
         if line.starts(with: Array("HTTP/".utf8)) {
             retryAfter = nil
@@ -318,7 +320,7 @@ extension HTTPTransfers.Transfer {
         }
         if let value = Self.value(of: "retry-after:", in: line) {
             retryAfter = value
-        } else if answerLimit != nil, let value = Self.value(of: "etag:", in: line) {
+        } else if answerLimit != nil, let value = Self.value(of: "etag:", in: line, maximumLength: line.count) {
             var trimmed = Substring(value)
             while trimmed.first == " " || trimmed.first == "\t" { trimmed = trimmed.dropFirst() }
             while trimmed.last == " " || trimmed.last == "\t" { trimmed = trimmed.dropLast() }
@@ -328,9 +330,9 @@ extension HTTPTransfers.Transfer {
 
     /// The value of header `name` (lowercase, with its colon) when `line` is that header,
     /// without the line break.
-    private static func value(of name: StaticString, in line: UnsafeRawBufferPointer) -> String? {
+    private static func value(of name: StaticString, in line: UnsafeRawBufferPointer, maximumLength: Int = 256) -> String? {
         let name = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        guard line.count > name.count, line.count <= 256 else { return nil }
+        guard line.count > name.count, line.count <= maximumLength else { return nil }
         for (index, byte) in name.enumerated() {
             let got = line[index] >= 0x41 && line[index] <= 0x5A ? line[index] + 0x20 : line[index]
             guard got == byte else { return nil }

@@ -4,10 +4,10 @@ import COpenSSL
 /// (libcurl's TLS, AES for IRKs): a second crypto library (BoringSSL in swift-crypto)
 /// would only add megabytes to the static release. The only file besides `AES128` that
 /// sees OpenSSL.
-enum SHA256 {
-    static let byteCount = 32
+public enum SHA256 {
+    public static let byteCount = 32
 
-    static func hash(_ data: [UInt8]) -> [UInt8] {
+    public static func hash(_ data: [UInt8]) -> [UInt8] {
         var digest = [UInt8](repeating: 0, count: byteCount)
         let ok = data.withUnsafeBufferPointer { input in
             digest.withUnsafeMutableBufferPointer { out in

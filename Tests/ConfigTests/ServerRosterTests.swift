@@ -78,7 +78,7 @@ final class ServerRosterTests: XCTestCase {
            {"id": "u_1001", "name": "Aiko", "requireProof": true,
             "tags": [{"id": "tag-1001", "ibeacon": "e2c56db5-dffb-48d2-b060-d0f5a71096e0:100:1",
                       "eddystoneUid": "00112233445566778899:aabbccddeeff", "irk": "00112233445566778899aabbccddeeff",
-                      "key": "\(String(repeating: "ab", count: 32))", "track": "connection"}]},
+                      "key": "\(String(repeating: "ab", count: 32))", "track": "advertising"}]},
            {"id": "u_1002", "tags": [{"id": "tag-1002", "address": "C0:11:22:33:44:66"}]}]}
         """
         let roster = try validate(json).get()
@@ -88,7 +88,7 @@ final class ServerRosterTests: XCTestCase {
         XCTAssertEqual(roster.persons[0].name, "Aiko")
         XCTAssertTrue(roster.persons[0].requireProof)
         XCTAssertEqual(roster.persons[0].tags[0].identities.count, 3, "ibeacon, eddystoneUid and irk")
-        XCTAssertEqual(roster.persons[0].tags[0].track, .connection)
+        XCTAssertEqual(roster.persons[0].tags[0].track, .advertising)
         XCTAssertEqual(roster.persons[0].tags[0].key, [UInt8](repeating: 0xAB, count: 32))
         let merged = try configuration().merging(roster)
         XCTAssertEqual(merged.persons.map(\.id), ["u_file", "u_1001", "u_1002"])
@@ -167,6 +167,104 @@ final class ServerRosterTests: XCTestCase {
         }
     }
 
+    // MARK: The connection rule
+
+    /// A kept-open connection goes to whatever advertises the tag's address: a server roster
+    /// may not ask for one, whether or not its person requires proof (docs/fleet.md).
+    func testTrackConnectionIsRefusedFromTheServerAndNamedByItsPath() throws {
+        let connectionTag = #"{"id": "t-2", "address": "C0:11:22:33:44:22", "track": "connection"}"#
+        try assertRefused(#"{"revision": "r-11", "persons": [{"id": "u_1", "tags": [{"id": "t-1", "address": "C0:11:22:33:44:21"}, \#(connectionTag)]}]}"#,
+                          #"r-11: persons[0].tags[1].track: must be "advertising" in a server roster: "connection" keeps a connection open to any device that advertises the tag's address, so only the configuration file may ask for it"#)
+        let provable = #"{"id": "t-2", "address": "C0:11:22:33:44:22", "track": "connection", "key": "\#(String(repeating: "ab", count: 32))"}"#
+        switch try validate(#"{"revision": "r-12", "persons": [{"id": "u_2", "requireProof": true, "tags": [\#(provable)]}]}"#) {
+        case .success: XCTFail("a proof-requiring person's connection-tracked tag was accepted from the server")
+        case let .failure(error): XCTAssertTrue(error.description.hasPrefix("r-12: persons[0].tags[0].track: must be \"advertising\""), error.description)
+        }
+        // The file itself still may.
+        let file = try configuration(Self.fileText + "\n  track = \"connection\"\n")
+        XCTAssertEqual(file.persons[0].tags[0].track, .connection)
+        XCTAssertEqual(try validate(#"{"revision": "r-13", "persons": [{"id": "u_3", "tags": [{"id": "t-3", "address": "C0:11:22:33:44:23", "track": "advertising"}]}]}"#, file: file).get().persons.count, 1)
+    }
+
+    // MARK: Limits, checked while the document is read
+
+    /// What a roster holds of `count` persons with one tag each, from `first` on.
+    private func persons(_ count: Int, from first: Int = 0) -> String {
+        (first ..< first + count).map { index in
+            let address = String(format6: index)
+            return #"{"id": "u_\#(index)", "tags": [{"id": "t_\#(index)", "address": "\#(address)"}]}"#
+        }.joined(separator: ",")
+    }
+
+    func testFourMiBOfEmptyPersonsIsRefusedAtTheFirstPersonPastTheLimit() throws {
+        let head = #"{"revision": "r-big", "persons": ["#
+        let count = (ServerRoster.maximumSize - head.utf8.count - 2) / 3
+        var body = Array(head.utf8)
+        body.reserveCapacity(ServerRoster.maximumSize)
+        for index in 0 ..< count { body += index == 0 ? Array("{}".utf8) : Array(",{}".utf8) }
+        body += Array("]}".utf8)
+        XCTAssertLessThanOrEqual(body.count, ServerRoster.maximumSize)
+        XCTAssertGreaterThan(count, 1_000_000)
+        switch ServerRoster.validate(body, alongside: try configuration()) {
+        case .success: XCTFail("accepted")
+        case let .failure(error): XCTAssertEqual(error.description, "persons[20000]: a roster holds at most 20,000 persons")
+        }
+    }
+
+    func testTheMostPersonsAreAcceptedAndOneMoreIsRefused() throws {
+        XCTAssertEqual(ServerRoster.Limits.persons, 20_000)
+        let most = #"{"revision": "r-20k", "persons": [\#(persons(20_000))]}"#
+        XCTAssertLessThan(most.utf8.count, ServerRoster.maximumSize)
+        XCTAssertEqual(try validate(most).get().persons.count, 20_000)
+        try assertRefused(#"{"revision": "r-20k1", "persons": [\#(persons(20_001))]}"#,
+                          "persons[20000]: a roster holds at most 20,000 persons")
+    }
+
+    func testTagsStringsKeysAndOtherArraysAreBoundedWithThePathOfTheFirstExcess() throws {
+        let tag = #"{"id": "t", "address": "C0:11:22:33:44:01"}"#
+        let seventeen = Array(repeating: tag, count: 17).joined(separator: ",")
+        try assertRefused(#"{"revision": "r-1", "persons": [\#(persons(3)), {"id": "u", "tags": [\#(seventeen)]}]}"#,
+                          "persons[3].tags[16]: a person holds at most 16 tags")
+        let long = String(repeating: "x", count: 1_025)
+        try assertRefused(#"{"revision": "r-2", "persons": [\#(persons(3)), {"id": "u", "tags": [\#(tag), {"id": "\#(long)"}]}]}"#,
+                          "persons[3].tags[1].id: a string holds at most 1024 bytes")
+        // Escapes count as written: 342 × `\u0041` is 2,052 bytes for 342 characters.
+        let escaped = String(repeating: #"\u0041"#, count: 342)
+        try assertRefused(#"{"revision": "r-3", "persons": [{"id": "\#(escaped)"}]}"#,
+                          "persons[0].id: a string holds at most 1024 bytes")
+        try assertRefused(#"{"revision": "r-4", "persons": [{"\#(long)": 1}]}"#,
+                          "persons[0]: a string holds at most 1024 bytes")
+        let keys = (0 ..< 17).map { #""k\#($0)": 0"# }.joined(separator: ",")
+        try assertRefused(#"{"revision": "r-5", "persons": [{\#(keys)}]}"#, "persons[0].k16: an object holds at most 16 keys")
+        let zeros = Array(repeating: "0", count: 17).joined(separator: ",")
+        try assertRefused(#"{"revision": "r-6", "persons": [{"id": "u", "x": [\#(zeros)]}]}"#,
+                          "persons[0].x[16]: an array here holds at most 16 elements")
+        // A string exactly at the limit is read (and then refused by the rules of an id).
+        let atLimit = String(repeating: "x", count: 1_024)
+        try assertRefused(#"{"revision": "r-7", "persons": [], "\#(atLimit)": 1}"#,
+                          #"r-7: "\#(String(repeating: "x", count: 64))…": unknown key (known here: revision, mode, persons)"#)
+    }
+
+    /// Values in all: persons of 16 keys holding 16 numbers each pass every other limit.
+    func testTheValuesOfAWholeRosterAreBounded() throws {
+        let person = "{" + (0 ..< 16).map { key in
+            #""k\#(key)": ["# + Array(repeating: "0", count: 16).joined(separator: ",") + "]"
+        }.joined(separator: ",") + "}"
+        let body = #"{"revision": "r-v", "persons": ["# + Array(repeating: person, count: 2_000).joined(separator: ",") + "]}"
+        XCTAssertLessThan(body.utf8.count, ServerRoster.maximumSize)
+        // 3 values before the first person, 1 + 16 × 17 in each: the 300,001st is in person
+        // 1098, its 244th value: key 14's array's 5th value, element 3.
+        XCTAssertEqual(3 + 273 * 1098 + 1 + 17 * 14 + 5, 300_001)
+        try assertRefused(body, "persons[1098].k14[3]: a roster holds at most 300,000 JSON values")
+    }
+
+    /// Tags in all: 16 for each of 2,500 persons is the most.
+    func testTheTagsOfAWholeRosterAreBounded() throws {
+        let person = #"{"tags": ["# + Array(repeating: "{}", count: 16).joined(separator: ",") + "]}"
+        let body = #"{"revision": "r-t", "persons": ["# + Array(repeating: person, count: 2_501).joined(separator: ",") + "]}"
+        try assertRefused(body, "persons[2500].tags[0]: a roster holds at most 40,000 tags")
+    }
+
     /// Hostile bytes: every mutation of a valid roster is either valid or refused with a
     /// message; none crashes or hangs.
     func testMutatedRostersAreAcceptedOrRefusedWithAMessage() throws {
@@ -196,5 +294,16 @@ final class ServerRosterTests: XCTestCase {
             }
         }
         XCTAssertLessThan(accepted, 3000, "the mutations break some rosters")
+    }
+}
+
+private extension String {
+    /// A static random address (the two top bits set) made of `index`.
+    init(format6 index: Int) {
+        let bytes = [0xC0, 0x00, 0x00, (index >> 16) & 0xFF, (index >> 8) & 0xFF, index & 0xFF]
+        self = bytes.map { byte in
+            let digits = String(byte, radix: 16, uppercase: true)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined(separator: ":")
     }
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import signal
 import socket
 import stat
@@ -268,4 +269,153 @@ def test_sighup_merges_the_server_persons_again_and_withdraws_them_when_the_file
     # Asked again in full (no If-None-Match), and refused again while the file holds u_02.
     wait_until(lambda: any("if-none-match" not in r["headers"] for r in roster_requests(event_server)[2:]), 10,
                "a request without If-None-Match after the withdrawal")
+    assert agent.stop() == 0
+
+
+def peak_rss_kib(pid: int) -> int:
+    """The process's peak resident set (VmHWM), in KiB."""
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmHWM in /proc/PID/status")
+
+
+def empty_persons_body(revision: str) -> str:
+    """A roster of as many `{}` persons as 4 MiB holds (about 1.4 million)."""
+    head, tail = f'{{"revision": "{revision}", "persons": [', "]}"
+    count = (4 * 1024 * 1024 - len(head) - len(tail) + 1) // 3
+    return head + ",".join(["{}"] * count) + tail
+
+
+# The agent's peak resident memory (VmHWM) once it has refused 4 MiB of empty persons and
+# had them again at three polls: about 49 MiB in a debug build on x86_64, against about
+# 37 MiB before the document arrived (the difference is mostly the 4 MiB answer as it is
+# received and handed on). Before the roster was bounded while read, it reached 281 MiB.
+PEAK_RSS_BOUND_KIB = 64 * 1024
+
+
+def test_a_4_mib_roster_of_empty_persons_is_refused_at_its_first_excess_in_bounded_memory_and_not_read_again(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    world = world_factory(scenario(world_tag(1, path=[[0, None]])))
+    # A server that ignores If-None-Match: a 200 with the whole document at every poll.
+    event_server.control(roster=roster("r-1", roster_person(1)), roster_ignore_if_none_match=True)
+    port = free_port()
+    agent = agents(gateway_bin, roster_config(tmp_path, world, event_server, [0], port=port))
+    agent.wait_log(r"server roster in force .*revision=r-1")
+    kept = tmp_path / "state" / "roster.json"
+    wait_until(kept.exists, 10, "roster.json")
+    written = kept.stat()
+    # The same valid roster at every poll is neither read nor written again.
+    wait_until(lambda: value(scrape(port), "beacon_gateway_roster_fetches", "beacon_gateway_roster_fetches_total",
+                             result="unchanged") >= 2, 10, "two polls answered with the roster in force")
+    before = peak_rss_kib(agent.process.pid)
+
+    body = empty_persons_body("r-big")
+    assert 4 * 1024 * 1024 - 3 < len(body) <= 4 * 1024 * 1024 and body.count("{}") > 1_000_000
+    event_server.control(roster_raw=body)
+    refused = agent.wait_log(r"server roster refused")
+    assert 'error="persons[20000]: a roster holds at most 20,000 persons"' in refused[0], refused
+    validate_ms = float(refused[0].split("validate_ms=")[1].split()[0])
+    # Every poll brings the 4 MiB again: known by its digest, not read again.
+    wait_until(lambda: value(scrape(port), "beacon_gateway_roster_fetches", "beacon_gateway_roster_fetches_total",
+                             result="refused_again") >= 3, 15, "three more polls answered with the same document")
+    families = scrape(port)
+    assert value(families, "beacon_gateway_roster_fetches", "beacon_gateway_roster_fetches_total", result="refused") == 1
+    assert len(agent.lines(r"server roster refused")) == 1, "read and logged once"
+    beat = last_beat(event_server, lambda b: b["roster"]["error"] is not None, 10, "a heartbeat with the error")
+    assert beat["roster"]["error"] == "persons[20000]: a roster holds at most 20,000 persons"
+    assert beat["roster"]["revision"] == "r-1", "the previous roster stays in force"
+    after = kept.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns), "roster.json was not rewritten"
+    peak = peak_rss_kib(agent.process.pid)
+    print(f"\npeak RSS before the 4 MiB roster {before} KiB, after {peak} KiB; refused in {validate_ms} ms")
+    assert peak < PEAK_RSS_BOUND_KIB, (before, peak)
+    assert agent.stop() == 0
+
+
+def test_a_roster_asking_to_keep_a_connection_open_is_refused(gateway_bin, world_factory, agents, event_server,
+                                                             tmp_path):
+    world = world_factory(scenario(world_tag(1, distance=1.0)))
+    person = roster_person(1)
+    # Whatever advertises C0:…:02 would be connected to and held by every door.
+    person["tags"][0].update({"address": "C0:11:22:33:44:02", "track": "connection"})
+    event_server.control(roster=roster("r-c", person))
+    agent = agents(gateway_bin, roster_config(tmp_path, world, event_server, [0]))
+    refused = agent.wait_log(r"server roster refused")
+    assert re.search(r'error="r-c: persons\[0\]\.tags\[0\]\.track: must be \\"advertising\\" in a server roster', refused[0]), refused
+    beat = last_beat(event_server, lambda b: b["roster"]["error"] is not None, 10, "a heartbeat with the error")
+    assert beat["roster"]["source"] == "file" and beat["roster"]["error"].startswith("r-c: persons[0].tags[0].track:")
+    # The same person tracked by advertising is taken, and checked in.
+    person["tags"][0]["track"] = "advertising"
+    event_server.control(roster=roster("r-a", person))
+    agent.wait_log(r"server roster in force .*revision=r-a")
+    wait_until(lambda: delivered(event_server, "checkin", "u_02") == 1, 20, "u_02 checked in under r-a")
+    assert agent.stop() == 0
+
+
+def test_a_roster_refused_for_a_conflict_with_the_file_is_read_again_after_the_file_is_fixed(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    world = world_factory(scenario(world_tag(1, path=[[0, None]])))
+    event_server.control(roster=roster("r-1", roster_person(1)))
+    config = roster_config(tmp_path, world, event_server, [0, 1])
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"r-1: persons\[0\]\.id: duplicate person id .*u_02.* of the configuration file")
+    # Polled again with its ETag: 304, still refused.
+    wait_until(lambda: any(r["status"] == 304 for r in roster_requests(event_server)), 10, "a 304 to the refused ETag")
+    # The file no longer holds u_02: the next poll asks for the whole roster, which now fits.
+    roster_config(tmp_path, world, event_server, [0])
+    mark = len(roster_requests(event_server))
+    agent.signal(signal.SIGHUP)
+    agent.wait_log(r"configuration reloaded persons=1 ")
+    agent.wait_log(r"server roster in force .*revision=r-1", timeout=10)
+    after = roster_requests(event_server)[mark:]
+    assert any(r["status"] == 200 and "if-none-match" not in r["headers"] for r in after), after
+    beat = last_beat(event_server, lambda b: b["roster"]["source"] == "server", 10, "a heartbeat with r-1 in force")
+    assert beat["roster"] == {"source": "server", "revision": "r-1", "persons": 1, "error": None}
+    assert agent.stop() == 0
+
+
+def test_a_roster_fetcher_that_cannot_start_is_tried_again_at_each_poll(gateway_bin, world_factory, agents,
+                                                                       event_server, tmp_path):
+    world = world_factory(scenario(world_tag(0, path=[[0, None]])))
+    event_server.control(roster=roster("r-1", roster_person(1)))
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_text("not a certificate\n")
+    port = free_port()
+    config = roster_config(tmp_path, world, event_server, [0], port=port)
+    config.write_text(config.read_text().replace("roster = true", f'roster = true\nca_file = "{ca_file}"'))
+    agent = agents(gateway_bin, config)
+    failing = agent.wait_log(r"roster fetch failing")
+    assert "cannot start roster requests: server.ca_file" in failing[0] and "holds no PEM certificate" in failing[0], failing
+    wait_until(lambda: value(scrape(port), "beacon_gateway_roster_fetches", "beacon_gateway_roster_fetches_total",
+                             result="failed") >= 3, 10, "tried again at each poll")
+    assert roster_requests(event_server) == []
+    assert len(agent.lines(r"roster fetch failing")) == 1, "one line for one failing state"
+    # The file is mended (with no reload): the next poll starts the requests.
+    ca_file.write_text("-----BEGIN CERTIFICATE-----\n")
+    agent.wait_log(r"roster fetch works again", timeout=10)
+    agent.wait_log(r"server roster in force .*revision=r-1")
+    assert agent.stop() == 0
+
+
+def test_an_etag_over_256_bytes_is_logged_once_and_its_roster_still_used(gateway_bin, world_factory, agents,
+                                                                        event_server, tmp_path):
+    world = world_factory(scenario(world_tag(1, distance=1.0)))
+    long_etag = '"' + "a" * 298 + '"'
+    event_server.control(roster=roster("r-1", roster_person(1)), roster_etag=long_etag)
+    port = free_port()
+    agent = agents(gateway_bin, roster_config(tmp_path, world, event_server, [0], port=port))
+    line = agent.wait_log(r"roster ETag not kept")
+    assert "an ETag of 300 bytes (at most 256 are kept)" in line[0], line
+    agent.wait_log(r"server roster in force .*revision=r-1")
+    wait_until(lambda: delivered(event_server, "checkin", "u_02") == 1, 20, "u_02 checked in under r-1")
+    # Each poll asks for the whole roster (nothing to name in If-None-Match), and is said once.
+    wait_until(lambda: len(roster_requests(event_server)) >= 4, 10, "four roster requests")
+    assert all("if-none-match" not in r["headers"] and r["status"] == 200 for r in roster_requests(event_server))
+    assert value(scrape(port), "beacon_gateway_roster_fetches", "beacon_gateway_roster_fetches_total",
+                 result="updated") == 1
+    assert len(agent.lines(r"roster ETag not kept")) == 1
+    # A short one is kept and sent back: 304s.
+    event_server.control(roster_etag=True)
+    wait_until(lambda: any(r["status"] == 304 for r in roster_requests(event_server)), 10, "a 304 to a kept ETag")
     assert agent.stop() == 0

@@ -42,10 +42,12 @@ class Faults:
         self.heartbeat_status: int | None = None
         self.heartbeat_delay_ms = 0
         # Roster requests only: a status to answer instead (None: the roster), a delay,
-        # and whether the answer carries an ETag.
+        # whether the answer carries an ETag (True: the hash, a string: that one), and
+        # whether If-None-Match is ignored (a 200 every time, as some servers do).
         self.roster_status: int | None = None
         self.roster_delay_ms = 0
-        self.roster_etag = True
+        self.roster_etag: bool | str = True
+        self.roster_ignore_if_none_match = False
 
 
 def roster_etag(body: bytes) -> str:
@@ -119,7 +121,10 @@ class State:
             if "roster_delay_ms" in command:
                 f.roster_delay_ms = int(command["roster_delay_ms"])
             if "roster_etag" in command:
-                f.roster_etag = bool(command["roster_etag"])
+                etag = command["roster_etag"]
+                f.roster_etag = etag if isinstance(etag, str) else bool(etag)
+            if "roster_ignore_if_none_match" in command:
+                f.roster_ignore_if_none_match = bool(command["roster_ignore_if_none_match"])
             self.heartbeat_released.notify_all()
         return {"ok": True}
 
@@ -247,14 +252,15 @@ class Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             f = self.state.faults
             status, delay, with_etag = f.roster_status, f.roster_delay_ms / 1000.0, f.roster_etag
+            ignore_if_none_match = f.roster_ignore_if_none_match
         if delay > 0:
             time.sleep(delay)
         body = self.roster_document()
-        etag = roster_etag(body) if body is not None else None
+        etag = None if body is None else with_etag if isinstance(with_etag, str) else roster_etag(body)
         if status is None:
             if body is None:
                 status = 404
-            elif with_etag and self.headers.get("If-None-Match") == etag:
+            elif with_etag and not ignore_if_none_match and self.headers.get("If-None-Match") == etag:
                 status = 304
             else:
                 status = 200
