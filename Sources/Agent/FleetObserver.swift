@@ -69,7 +69,9 @@ final class FleetObserver {
     }
 
     func delivered(createdAtMillis: Int64, deliveredAtMillis: Int64) {
-        counters.deliveryLatency.observe(seconds: Double(deliveredAtMillis - createdAtMillis) / 1000)
+        // In floating point: a damaged row's creation time can be any 64-bit value, and
+        // the difference of two such values overflows an integer.
+        counters.deliveryLatency.observe(seconds: (Double(deliveredAtMillis) - Double(createdAtMillis)) / 1000)
     }
 
     /// Reports per second over at least the last `rateWindow` (since start at first).

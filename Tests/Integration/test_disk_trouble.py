@@ -159,6 +159,17 @@ def test_a_database_found_corrupt_at_a_later_commit_is_moved_aside_and_the_door_
     assert agent.stop() == 0
 
 
+def enqueue_pending(gateway_bin, tmp_path: pathlib.Path, count: int, persons: int) -> set[str]:
+    """`count` pending events for the test's gateway in a new state directory (`outbox
+    enqueue`); their keys."""
+    state_dir(tmp_path).mkdir()
+    enqueued = subprocess.run([str(gateway_bin), "outbox", "enqueue", "--state-dir", str(state_dir(tmp_path)),
+                               "--count", str(count), "--persons", str(persons), "--gateway", GATEWAY_ID],
+                              capture_output=True, text=True, timeout=120)
+    assert enqueued.returncode == 0, enqueued.stderr
+    return {line.split()[1] for line in enqueued.stdout.splitlines() if line.strip()}
+
+
 def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is_delivered_once(
         gateway_bin, world_factory, agents, event_server, tmp_path):
     """One page of an index on the events table overwritten, the table itself intact: the
@@ -166,12 +177,7 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     pending event into a fresh one under its own key, and delivery goes on."""
     world = away_world(world_factory)
     config = write_config(tmp_path, world.transport, [0], server=event_server)
-    state_dir(tmp_path).mkdir()
-    enqueued = subprocess.run([str(gateway_bin), "outbox", "enqueue", "--state-dir", str(state_dir(tmp_path)),
-                               "--count", "100", "--persons", "10", "--gateway", GATEWAY_ID],
-                              capture_output=True, text=True, timeout=120)
-    assert enqueued.returncode == 0, enqueued.stderr
-    keys = {line.split()[1] for line in enqueued.stdout.splitlines() if line.strip()}
+    keys = enqueue_pending(gateway_bin, tmp_path, count=100, persons=10)
     assert len(keys) == 100
     with sqlite3.connect(database(tmp_path)) as connection:
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -195,6 +201,37 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     wait_rows(gateway_bin, config, lambda rows: len(rows) == 100 and all(row["state"] == "sent" for row in rows), 30,
               "all sent", agent)
     assert agent.stop() == 0
+
+
+def test_a_database_holding_extreme_values_neither_traps_the_agent_nor_the_outbox_commands(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    """Any 64-bit value where a time or a count belongs (a damaged row, a hand edit): the
+    agent starts, decides and delivers on every start, and `outbox` answers. Such a row
+    once trapped the agent when delivered (its delivery latency overflowed), at every start."""
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    config = write_config(tmp_path, world.transport, [0], server=event_server)
+    enqueue_pending(gateway_bin, tmp_path, count=6, persons=6)
+    high, low = 2**63 - 1, -2**63
+    with sqlite3.connect(database(tmp_path)) as connection:
+        update = "UPDATE events SET attempts = ?, next_attempt_ms = ?, created_ms = ?, updated_ms = ? WHERE sequence = ?"
+        connection.execute(update, (high, high, low, high, 1))
+        connection.execute(update, (low, low, high, low, 2))
+        connection.execute("UPDATE events SET state = 3, updated_ms = ? WHERE sequence = 3", (high,))
+        connection.execute("UPDATE events SET last_status = ?, created_ms = ? WHERE sequence = 4", (high, high))
+        for name in ("last_success_ms", "last_error_ms", "disk_checked_ms", "last_prune_ms", "pruned_sent"):
+            connection.execute("INSERT OR REPLACE INTO meta (name, int_value) VALUES (?, ?)", (name, high))
+    for command in (["status"], ["status", "--json"], ["list", "--state", "dead"], ["export"]):
+        result = subprocess.run([str(gateway_bin), "outbox", *command, "--state-dir", str(state_dir(tmp_path))],
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, (command, result.returncode, result.stderr[-2000:])
+    for start in range(2):
+        agent = agents(gateway_bin, config)
+        agent.wait_log(r"controller up")
+        wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") >= 1, 20, "the checkin", agent)
+        wait_until(lambda: sum(1 for event in event_server.snapshot()["events"].values()
+                               if event.get("type") == "checkin" and event.get("userId") == "u_01") == 1, 30,
+                   "the checkin at the server")
+        assert agent.stop() == 0, f"start {start + 1}"
 
 
 # MARK: - a lock held by another process

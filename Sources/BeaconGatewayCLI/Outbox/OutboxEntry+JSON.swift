@@ -28,18 +28,10 @@ extension OutboxEntry {
     }
 }
 
-/// `2026-11-20T06:35:12.345Z` for wall-clock milliseconds.
+/// `2026-11-20T06:35:12.345Z` for wall-clock milliseconds: the events' own formatter,
+/// which takes any 64-bit value (a damaged row's too) without trapping.
 func isoTimestamp(millis: Int64) -> String {
-    var seconds = time_t(millis.dividedRoundingDown(by: 1_000))
-    let fraction = Int(millis - Int64(seconds) * 1_000)
-    var parts = tm()
-    gmtime_r(&seconds, &parts)
-    func pad(_ value: Int32, _ width: Int) -> String {
-        let text = String(value)
-        return String(repeating: "0", count: max(0, width - text.count)) + text
-    }
-    return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
-        + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(fraction), 3))Z"
+    ISO8601Timestamp.format(millisecondsSinceEpoch: millis)
 }
 
 extension Int64 {
