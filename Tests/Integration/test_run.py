@@ -462,6 +462,19 @@ def test_capture_of_a_run_replays_through_run_to_the_same_checkin(gateway_bin, w
     agent = agents(gateway_bin, config, extra=["--capture", str(capture)])
     wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "the checkin", agent)
     world.control("mute")
+
+    # Reports wait in the kernel up to a second between reads (ReadGathering), and a stop
+    # does not read what waits: the agent stops once its capture, flushed every second,
+    # holds every packet the muted world sent.
+    def captured_everything():
+        session, = world.status()["sessions"]
+        try:
+            with capture.open("rb") as file:
+                records = list(btsnoop.read(file))
+        except Exception:  # a record half-written at this instant: look again
+            return None
+        return sum(1 for r in records if r.from_controller) == session["controllerToHost"]
+    wait_until(captured_everything, 20, "every packet of the muted world in the capture")
     assert agent.stop() == 0
     session, = world.status()["sessions"]
     with capture.open("rb") as file:
