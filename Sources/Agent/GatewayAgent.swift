@@ -275,6 +275,9 @@ public final class GatewayAgent {
     }
 
     private func coreTimerFired() {
+        // A presence deadline is due: reports that arrived before it and wait in the kernel
+        // while reading pauses are decided on first (docs/presence.md, "The signal").
+        if core.presenceTransitionDue(at: loop.now) { link?.readWaitingInput() }
         perform(core.tick(at: loop.now, clock: readClock()))
     }
 

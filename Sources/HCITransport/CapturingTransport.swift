@@ -43,6 +43,7 @@ public final class CapturingTransport: HCITransport {
     public var isExhausted: Bool { inner.isExhausted }
     public var recordedTimeMicroseconds: Int64? { inner.recordedTimeMicroseconds }
     public var stoppedAtReadLimit: Bool { inner.stoppedAtReadLimit }
+    public var offeredPacketAge: Duration { inner.offeredPacketAge }
     /// Records written to the capture so far.
     public var capturedRecordCount: Int { writer?.recordCount ?? 0 }
 
@@ -79,13 +80,14 @@ public final class CapturingTransport: HCITransport {
     }
 
     /// Packets taken in place are recorded from their bytes (a capture is a debugging aid:
-    /// the copy it makes is its own cost).
+    /// the copy it makes is its own cost), at the time they arrived where the transport
+    /// knows it, so a replay decides on the times the live run did.
     public func receive(
         offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
     ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
         let received = try inner.receive { type, payload in
             guard take(type, payload) else { return false }
-            record(HCIPacket(type: type, payload: Array(payload)), .controllerToHost)
+            record(HCIPacket(type: type, payload: Array(payload)), .controllerToHost, age: inner.offeredPacketAge)
             return true
         }
         for packet in received.rest { record(packet, .controllerToHost) }
@@ -112,10 +114,13 @@ public final class CapturingTransport: HCITransport {
         }
     }
 
-    private func record(_ packet: HCIPacket, _ direction: BTSnoop.Direction) {
+    private func record(_ packet: HCIPacket, _ direction: BTSnoop.Direction, age: Duration = .zero) {
         guard let writer else { return }
+        let (seconds, attoseconds) = age.components
+        let ageMicroseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         do {
-            try writer.write(BTSnoop.Record(direction: direction, packet: packet, timestampMicroseconds: timestampMicroseconds()))
+            try writer.write(BTSnoop.Record(direction: direction, packet: packet,
+                                            timestampMicroseconds: timestampMicroseconds() - ageMicroseconds))
         } catch {
             stopCapturing(error)
         }

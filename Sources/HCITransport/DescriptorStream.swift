@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CBluetooth
 import HCI
 
 /// The non-blocking descriptor I/O shared by the `hciN`, `tcp:` and `serial:` transports:
@@ -51,6 +52,16 @@ final class DescriptorStream {
     /// framer alone, and the offering stops when `generation` moves on.
     private var isOffering = false
     private var generation = 0
+    /// A packet socket's kernel stamps, for what the framer holds (`ArrivalMarks`).
+    private var arrivals = ArrivalMarks()
+    /// CLOCK_REALTIME at the end of the last receive's reads, in microseconds.
+    private var receivedAtMicroseconds: Int64 = 0
+    /// How long before the end of the receive's reads the packet being offered arrived,
+    /// by its kernel stamp; `.zero` when it has none (streams: they arrive as read).
+    private(set) var offeredPacketAge: Duration = .zero
+    /// A stamp further back than this is not believed (the wall clock stepped between the
+    /// arrival and the read): gathering holds reports for a second at most.
+    static let longestBelievedAge: Duration = .seconds(5)
 
     init(kind: Kind, readLimit: Int = DescriptorStream.maximumReadsPerReceive,
          closeDescriptor: @escaping (Int32) -> Void = DescriptorStream.closeAtOnce) {
@@ -63,6 +74,13 @@ final class DescriptorStream {
     deinit { close() }
 
     /// close(2) on the caller's thread: quick for sockets and ttys that are not hciN.
+    /// Asks the kernel to stamp each packet of a packet socket as it arrives (the user
+    /// channel's SO_TIMESTAMP); `false` when refused: its packets then count as read.
+    @discardableResult
+    static func stampArrivals(_ fileDescriptor: Int32) -> Bool {
+        cbt_enable_timestamps(fileDescriptor) == 0
+    }
+
     static func closeAtOnce(_ fileDescriptor: Int32) {
         _ = Glibc.close(fileDescriptor)
     }
@@ -73,7 +91,7 @@ final class DescriptorStream {
     func attach(_ fileDescriptor: Int32) {
         close()
         self.fileDescriptor = fileDescriptor
-        if !isOffering { framer.reset() }
+        if !isOffering { resetFramer() }
         framingErrors = 0
         peerClosed = false
     }
@@ -85,7 +103,13 @@ final class DescriptorStream {
         outgoingOffset = 0
         queuedBytes = 0
         generation += 1
-        if !isOffering { framer.reset() }
+        if !isOffering { resetFramer() }
+    }
+
+    private func resetFramer() {
+        framer.reset()
+        arrivals.reset()
+        offeredPacketAge = .zero
     }
 
     func receive() throws(TransportError) -> [HCIPacket] {
@@ -104,6 +128,9 @@ final class DescriptorStream {
         let offeredGeneration = generation
         isOffering = true
         offering: while generation == offeredGeneration {
+            let held = framer.bufferedByteCount
+            offeredPacketAge = age(ofStamp: arrivals.frontStamp)
+            defer { arrivals.consume(held - framer.bufferedByteCount) }
             do {
                 switch try framer.offerNextPacket(to: take) {
                 case .taken: taken += 1
@@ -114,9 +141,10 @@ final class DescriptorStream {
             }
         }
         isOffering = false
+        offeredPacketAge = .zero
         guard generation == offeredGeneration else {
             // Closed or reopened meanwhile: what is left belonged to the old connection.
-            framer.reset()
+            resetFramer()
             return (taken, [])
         }
         let rest = drainFramer()
@@ -131,11 +159,18 @@ final class DescriptorStream {
         var reads = 0
         stoppedAtReadLimit = false
         defer { stoppedAtReadLimit = reads >= readLimit }
+        defer { if kind == .packetSocket { receivedAtMicroseconds = CapturingTransport.realtimeMicroseconds() } }
         readLoop: while reads < readLimit {
-            let count = readBuffer.withUnsafeMutableBytes { read(fileDescriptor, $0.baseAddress, $0.count) }
+            var stamp: Int64 = 0
+            let count = readBuffer.withUnsafeMutableBytes { buffer in
+                kind == .packetSocket
+                    ? cbt_receive_stamped(fileDescriptor, buffer.baseAddress, UInt(buffer.count), &stamp)
+                    : read(fileDescriptor, buffer.baseAddress, buffer.count)
+            }
             if count > 0 {
                 reads += 1
                 framer.append(readBuffer[0 ..< count])
+                if kind == .packetSocket { arrivals.read(byteCount: count, stampMicroseconds: stamp) }
                 // A stream that filled less than the buffer had nothing more just then: the
                 // read that would only say EAGAIN is saved (one system call per wake-up).
                 if kind != .packetSocket, count < readBuffer.count { break }
@@ -162,6 +197,8 @@ final class DescriptorStream {
     private func drainFramer() -> [HCIPacket] {
         var packets: [HCIPacket] = []
         while true {
+            let held = framer.bufferedByteCount
+            defer { arrivals.consume(held - framer.bufferedByteCount) }
             do {
                 guard let packet = try framer.nextPacket() else { return packets }
                 packets.append(packet)
@@ -170,6 +207,15 @@ final class DescriptorStream {
             }
         }
     }
+
+    /// How long before the end of the reads a stamped packet arrived, within what is
+    /// believed.
+    private func age(ofStamp stamp: Int64?) -> Duration {
+        guard let stamp, receivedAtMicroseconds > stamp else { return .zero }
+        let age = Duration.microseconds(receivedAtMicroseconds - stamp)
+        return age <= Self.longestBelievedAge ? age : .zero
+    }
+
 
     func send(_ packet: HCIPacket) throws(TransportError) {
         guard isOpen else { throw .notOpen }

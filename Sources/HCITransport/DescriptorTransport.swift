@@ -25,6 +25,7 @@ public class DescriptorTransport: HCITransport {
     public var framingErrors: Int { stream.framingErrors }
     public var isExhausted: Bool { false }
     public var stoppedAtReadLimit: Bool { stream.stoppedAtReadLimit }
+    public var offeredPacketAge: Duration { stream.offeredPacketAge }
 
     public func open() throws(TransportError) {
         guard !stream.isOpen else { return }

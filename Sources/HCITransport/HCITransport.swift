@@ -60,11 +60,16 @@ public protocol HCITransport: AnyObject {
     /// waiting: a reader that lets input gather must read again at once, or a door busier
     /// than the limit per gathering window falls behind and the kernel drops reports.
     var stoppedAtReadLimit: Bool { get }
+    /// During `receive(offering:)`: how long before that receive the packet being offered
+    /// arrived, when the transport knows (the user channel's kernel stamps); `.zero`
+    /// otherwise, the packet counting as arrived when it was read.
+    var offeredPacketAge: Duration { get }
 }
 
 extension HCITransport {
     public var recordedTimeMicroseconds: Int64? { nil }
     public var stoppedAtReadLimit: Bool { false }
+    public var offeredPacketAge: Duration { .zero }
 
     public func receive(
         offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool

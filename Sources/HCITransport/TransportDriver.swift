@@ -197,6 +197,14 @@ public final class TransportDriver {
         }
     }
 
+    /// While reading pauses, reads at once what waits (a decision is due that must see
+    /// the reports that arrived before it); gathering then goes on as after any read.
+    public func readWaitingInput() {
+        guard resumeReadingTimer != nil, registration != nil else { return }
+        resumeReading()
+        readable()
+    }
+
     /// Ends a pause early: something was sent, its answer should not wait.
     private func resumeReading() {
         if let resumeReadingTimer { loop.cancel(resumeReadingTimer) }

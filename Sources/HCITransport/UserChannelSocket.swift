@@ -29,6 +29,10 @@ enum UserChannelSocket {
             }
             if result == 0 {
                 enlargeReceiveBuffer(fd)
+                // Each packet stamped as it arrives: presence counts a report from then,
+                // not from the read that let it gather (`ArrivalMarks`). Without stamps
+                // (refused), reports count from the read, as on the other transports.
+                DescriptorStream.stampArrivals(fd)
                 return fd
             }
             let error = errno

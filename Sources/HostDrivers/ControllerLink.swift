@@ -158,6 +158,12 @@ public final class ControllerLink {
         armHostTimer()
     }
 
+    /// Reads now what waits while reports are let gather: for a decision due at a time,
+    /// which must first see the reports that arrived before it.
+    public func readWaitingInput() {
+        driver?.readWaitingInput()
+    }
+
     /// Sends an ACL data packet as it is. Flow control (controller buffer credits) is the
     /// caller's: the data path counts credits before it calls this.
     public func sendACL(_ packet: HCIPacket) {
@@ -236,8 +242,8 @@ public final class ControllerLink {
         }
     }
 
-    /// The packets of one read arrived together: their reports share one time, `now` —
-    /// or, for a replay, when they were recorded.
+    /// The rest of a read, after what was taken in place: their reports share one time,
+    /// `now` (or, for a replay, when they were recorded), and so does the batch's end.
     private func received(_ packets: [HCIPacket]) {
         let now = inPlaceBatchTime ?? timeOfReceivedPackets()
         inPlaceBatchTime = nil
@@ -272,18 +278,23 @@ public final class ControllerLink {
     }
 
     /// A packet the transport offers in place, before the rest of its read reaches
-    /// `received`: reports go up read from the transport's own buffer. Anything else, or
-    /// anything while the host is mid-input, is declined and comes as a packet, in order.
+    /// `received`: reports go up read from the transport's own buffer, each at the time it
+    /// arrived. Anything else, or anything while the host is mid-input, is declined and
+    /// comes as a packet, in order.
     private func takeInPlace(_ type: HCIPacketType, _ payload: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !stopped, !isHandling, pendingInputs.isEmpty, let onAdvertisingReport else { return false }
-        let now: Instant
+        let readAt: Instant
         if let inPlaceBatchTime {
-            now = inPlaceBatchTime
+            readAt = inPlaceBatchTime
         } else {
-            now = timeOfReceivedPackets()
-            inPlaceBatchTime = now
+            readAt = timeOfReceivedPackets()
+            inPlaceBatchTime = readAt
         }
-        return deliverInPlace(type: type, payload: payload, now: now, to: onAdvertisingReport)
+        // When it arrived, where the transport knows: reports let gather for up to a
+        // second count from then (docs/presence.md, "The signal").
+        let age = transport.offeredPacketAge
+        let arrivedAt = age == .zero ? readAt : readAt - age
+        return deliverInPlace(type: type, payload: payload, now: arrivedAt, to: onAdvertisingReport)
     }
 
     private func timeOfReceivedPackets() -> Instant {

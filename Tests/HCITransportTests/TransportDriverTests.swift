@@ -185,6 +185,23 @@ final class TransportDriverTests: XCTestCase {
         return batches
     }
 
+    /// A decision due while reports gather reads them first (`readWaitingInput`): the
+    /// report written at 10 ms is read at 15 ms, not when the 40 ms pause ends; a second
+    /// call while nothing pauses reads nothing more.
+    func testReadingWaitingInputEndsThePauseAtOnce() throws {
+        let report = Packets.advertisingReport(address: 1, rssi: -50).h4Bytes
+        let got = try batches(gathering: .fixed(.milliseconds(40)), for: .milliseconds(100)) { at, peer, driver in
+            at(0) { _ = try? writeAll(peer, report) }
+            at(10) { _ = try? writeAll(peer, report) }
+            at(15) {
+                XCTAssertTrue(driver.isReadingPaused)
+                driver.readWaitingInput()
+            }
+            at(16) { driver.readWaitingInput() }
+        }
+        XCTAssertEqual(got.map(\.milliseconds), [0, 15])
+    }
+
     /// A command sent keeps reading live until its Command Complete is read, however long
     /// `answerWait` is; then reports gather again.
     func testACommandIsAwaitedUntilItsAnswerThenReportsGatherAgain() throws {

@@ -29,6 +29,7 @@ private final class AnsweringTransport: HCITransport {
     func close() {
         isOpen = false
         inbox.removeAll()
+        ages.removeAll()
     }
     var fileDescriptor: Int32? { nil }
     var hasPendingInput: Bool { isOpen && (failNextReceive || !inbox.isEmpty) }
@@ -37,7 +38,10 @@ private final class AnsweringTransport: HCITransport {
             failNextReceive = false
             throw .closed
         }
-        defer { inbox.removeAll() }
+        defer {
+            inbox.removeAll()
+            ages.removeAll()
+        }
         return inbox
     }
     var hasPendingOutput: Bool { false }
@@ -45,8 +49,36 @@ private final class AnsweringTransport: HCITransport {
     var framingErrors: Int { 0 }
     var isExhausted: Bool { false }
 
-    /// Delivers a packet as if the controller sent it.
-    func inject(_ packet: HCIPacket) { inbox.append(packet) }
+    /// Delivers a packet as if the controller sent it, `age` before it is read.
+    func inject(_ packet: HCIPacket, age: Duration = .zero) {
+        inbox.append(packet)
+        ages.append(age)
+    }
+    private var ages: [Duration] = []
+    private(set) var offeredPacketAge: Duration = .zero
+
+    /// Offers the inbox in place, each packet with the age it was injected with, as the
+    /// user channel offers its stamped packets.
+    func receive(
+        offering take: (HCIPacketType, UnsafeBufferPointer<UInt8>) -> Bool
+    ) throws(TransportError) -> (taken: Int, rest: [HCIPacket]) {
+        if failNextReceive {
+            failNextReceive = false
+            throw .closed
+        }
+        var taken = 0
+        while taken < inbox.count {
+            offeredPacketAge = taken < ages.count ? ages[taken] : .zero
+            let packet = inbox[taken]
+            guard packet.payload.withUnsafeBufferPointer({ take(packet.type, $0) }) else { break }
+            taken += 1
+        }
+        offeredPacketAge = .zero
+        let rest = Array(inbox[taken...])
+        inbox.removeAll()
+        ages.removeAll()
+        return (taken, rest)
+    }
 
     func send(_ packet: HCIPacket) throws(TransportError) {
         guard let (opcode, _) = try? HCICommandPacket.split(packet) else { return }
@@ -128,6 +160,30 @@ final class ControllerLinkCommandTests: XCTestCase {
         }
         if outcomes.isEmpty { try runLoop() }
         return outcomes
+    }
+
+    /// Reports read together count from when each arrived (the transport's age of the
+    /// packet); the batch ends at the read.
+    func testReportsGoUpAtTheTimeTheyArrivedAndTheBatchEndsAtTheRead() throws {
+        try startScanning()
+        var times: [(UInt8, Instant)] = []
+        var ends: [Instant] = []
+        link.onAdvertisingReport = { report, now in times.append((UInt8(truncatingIfNeeded: report.address.rawValue), now)) }
+        link.onAdvertisingReportsEnd = { [unowned self] now in
+            ends.append(now)
+            self.loop.stop()
+        }
+        func report(_ address: UInt8) -> HCIPacket {
+            HCIPacket(type: .event, payload: [0x3E, 12, 0x02, 1, 0x00, 0x00, address, 0, 0, 0, 0, 0xC0, 0x00, 0xC4])
+        }
+        transport.inject(report(1), age: .milliseconds(700))
+        transport.inject(report(2), age: .milliseconds(200))
+        transport.inject(report(3))
+        let readAt = loop.now
+        try runLoop()
+        XCTAssertEqual(times.map(\.0), [1, 2, 3])
+        XCTAssertEqual(times.map(\.1), [readAt - .milliseconds(700), readAt - .milliseconds(200), readAt])
+        XCTAssertEqual(ends, [readAt])
     }
 
     func testSuccessCompletesWithTheReturnParameters() throws {

@@ -233,7 +233,8 @@ else
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
   record check-config "$gateway" check-config --config "$out/run-config.toml"
   [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
-  record run run_for "$run_seconds" "$gateway" run --config "$out/run-config.toml" &
+  # The capture records each report at the time presence counts it (the kernel's stamp).
+  record run run_for "$run_seconds" "$gateway" run --config "$out/run-config.toml" --capture "$out/run.btsnoop" &
   runner=$!
   [ -z "$leds_chip" ] || controller_outage
   wait "$runner"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import statistics
 import subprocess
 
 import pytest
@@ -25,6 +26,7 @@ from rig_session import (  # first: puts Tests/World on sys.path
     ARCH, CACHE, REPO_ROOT, GuestRun, boot_guest, gateway_binary, missing_binary_reason, runs_on_this_host,
 )
 
+from bgworld import btsnoop  # noqa: E402
 from bgworld.scenarios import DEMO_UUID, THREE_TAGS  # noqa: E402
 
 TAGS = {f"{DEMO_UUID}:{tag['major']}:{tag['minor']}": tag for tag in THREE_TAGS["tags"]}
@@ -245,6 +247,40 @@ def test_run_on_hci0_checks_the_walker_in_and_out(guest):
     assert guest.exit_code("run") == 0, guest.explain("run")
     decided = guest.text("run.out") + guest.text("run.err") + guest.text("outbox.out")
     assert "u_walk" in decided and "checkin" in decided and "checkout" in decided, guest.explain("run")
+
+
+def advertiser(h4: bytes) -> str | None:
+    """The advertiser's address of an LE (Extended) Advertising Report event of one report."""
+    if len(h4) < 14 or h4[0] != 0x04 or h4[1] != 0x3E or h4[4] != 1:
+        return None
+    start = {0x02: 7, 0x0D: 8}.get(h4[3])
+    if start is None or len(h4) < start + 6:
+        return None
+    return ":".join(f"{byte:02X}" for byte in reversed(h4[start:start + 6]))
+
+
+def test_run_on_hci0_counts_each_report_from_its_kernel_stamp(guest):
+    """At this quiet door `run` lets reports gather in the kernel for about a second
+    between reads; its capture records each report at the time presence counts it
+    (docs/presence.md, "The signal"). Counted from the kernel's stamps, a tag's
+    consecutive reports stay about its advertising interval apart; counted from the read,
+    most of them would share their read's time (a median gap of 0)."""
+    skip_unless(guest, "run")
+    path = guest.results / "run.btsnoop"
+    assert path.exists(), guest.explain("run")
+    addresses = {tag["address"]: tag for tag in THREE_TAGS["tags"]}
+    times: dict[str, list[int]] = {address: [] for address in addresses}
+    with path.open("rb") as capture:
+        for record in btsnoop.read(capture):
+            address = advertiser(record.data) if record.from_controller else None
+            if address in times:
+                times[address].append(record.timestamp_us)
+    for address, stamps in times.items():
+        gaps = sorted(later - earlier for earlier, later in zip(stamps, stamps[1:]))
+        interval_us = addresses[address]["interval_ms"] * 1000
+        assert len(gaps) >= 20, (address, len(gaps))
+        median = statistics.median(gaps)
+        assert median >= interval_us / 2, f"{address}: median gap {median / 1000:.1f} ms, interval {interval_us / 1000:g} ms"
 
 
 def outage_times(guest) -> dict[str, float]:

@@ -111,6 +111,11 @@ public struct DoorCore: Sendable {
         }
     }
 
+    /// Whether a presence transition is due by `now` (mutating as `nextDeadline`).
+    public mutating func presenceTransitionDue(at now: Instant) -> Bool {
+        presence.nextTransition().map { $0 <= now } ?? false
+    }
+
     // MARK: Reports (the hot path)
 
     /// The first report of a batch: the clock is followed and deadlines due by the
