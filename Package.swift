@@ -8,6 +8,7 @@ import PackageDescription
 //   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah (+ COpenSSL)
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
+//   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
 //   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
@@ -49,6 +50,7 @@ let package = Package(
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
         .target(name: "BluetoothCrypto", dependencies: ["HCI", "COpenSSL"], path: "Sources/BluetoothCrypto"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
+        .target(name: "SecurityManager", dependencies: ["BluetoothCrypto", "HCI", "EventLoop"], path: "Sources/SecurityManager"),
         .target(
             name: "GatewayCore",
             dependencies: [
@@ -112,6 +114,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"], path: "Tests/BluetoothCryptoTests"),
+        .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),
