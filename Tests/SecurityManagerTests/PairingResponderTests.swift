@@ -126,6 +126,14 @@ final class PairingResponderTests: XCTestCase {
         XCTAssertFalse(run.responder.isPairing)
     }
 
+    func testOnePairingPerLink() {
+        var run = PairingRun(phone: ScriptedInitiator(authentication: [.bonding]))
+        XCTAssertEqual(run.feed(run.phone.pairingRequest).failure, .refused(.legacyPairing))
+        XCTAssertEqual(run.feed(ScriptedInitiator().pairingRequest), [.send([0x05, 0x09])], "Repeated Attempts, nothing more")
+        XCTAssertEqual(run.responder.linkClosed(), [])
+        XCTAssertTrue(run.feed(ScriptedInitiator().pairingRequest).isEmpty, "nothing after the link closed")
+    }
+
     func testPairingNotSupportedOutsideEnrolment() {
         var run = PairingRun(responder: Fixture.responder(acceptsPairing: false))
         XCTAssertEqual(run.feed(run.phone.pairingRequest), [.send([0x05, 0x05]), .failed(.refused(.pairingNotAccepted))])
