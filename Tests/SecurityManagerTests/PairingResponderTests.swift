@@ -44,8 +44,23 @@ final class PairingResponderTests: XCTestCase {
         run.features()
         let sent = run.publicKeys().sent
         XCTAssertEqual(Array(sent[0].prefix(5)), [0x0C, 0x90, 0xA1, 0xAA, 0x2F], "PKbx, least significant octet first")
+        // Cb, Ea, Eb and the LTK as Bumble's SMP functions compute them for this exchange
+        // (addresses and IO capabilities of the fixture, wire order): a second
+        // implementation, so a byte-order mistake shared by responder and scripted phone
+        // cannot hide.
+        XCTAssertEqual(sent[1], [0x03] + hex("6bab385318d9cea1ba9fc6b57775ff3a"))
         run.randoms()
-        XCTAssertTrue(run.phone.verifies(dhKeyCheck: run.feed(run.phone.dhKeyCheck).sent[0]))
+        XCTAssertEqual(run.phone.dhKeyCheck, [0x0D] + hex("4b5e2cf7618abbc831d7e944cc0d4135"))
+        XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent, [[0x0D] + hex("670181233a169a5e84b4a781e56a5f1c")])
+        XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now),
+                       [.replyLongTermKey(SecretKey128(Octets128(leastSignificantFirst: hex("a72b1bdf6ec39a9ca1a56d3cf9f8636c"))!))])
+
+        var numeric = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo,
+                                                              secrets: FixedSecrets(pair: keyB, fixedNonce: nb)),
+                                 phone: ScriptedInitiator(ioCapability: .displayYesNo, keyPair: keyA, nonce: run.phone.nonce))
+        numeric.features()
+        numeric.publicKeys()
+        XCTAssertEqual(numeric.randoms().numericValue, 706_570, "g2 of the sample data mod 10^6, as Bumble computes it")
     }
 
     func testNumericComparisonConfirmedAfterThePhoneCheck() {
