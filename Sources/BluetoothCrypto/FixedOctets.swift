@@ -5,7 +5,8 @@
 public protocol FixedOctets: Hashable, Sendable, CustomStringConvertible {
     static var count: Int { get }
     var mostSignificantFirst: [UInt8] { get }
-    /// `bytes` already holds exactly `count` octets, most significant first.
+    /// `bytes` already holds exactly `count` octets, most significant first (anything else
+    /// is a programming error and traps).
     init(validated bytes: [UInt8])
 }
 
@@ -44,7 +45,11 @@ extension FixedOctets {
 public struct Octets128: FixedOctets {
     public static let count = 16
     public let mostSignificantFirst: [UInt8]
-    public init(validated bytes: [UInt8]) { mostSignificantFirst = bytes }
+    public init(validated bytes: [UInt8]) {
+        precondition(bytes.count == Self.count, "an Octets128 of \(bytes.count) octets")
+        mostSignificantFirst = bytes
+    }
+
     public static let zero = Octets128(validated: [UInt8](repeating: 0, count: count))
 }
 
@@ -52,5 +57,9 @@ public struct Octets128: FixedOctets {
 public struct Octets256: FixedOctets {
     public static let count = 32
     public let mostSignificantFirst: [UInt8]
-    public init(validated bytes: [UInt8]) { mostSignificantFirst = bytes }
+
+    public init(validated bytes: [UInt8]) {
+        precondition(bytes.count == Self.count, "an Octets256 of \(bytes.count) octets")
+        mostSignificantFirst = bytes
+    }
 }
