@@ -5,8 +5,10 @@ import PackageDescription
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
 //   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
+//   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah (+ COpenSSL)
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
+//   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
 //   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
@@ -32,7 +34,8 @@ let package = Package(
     targets: [
         // BlueZ through its headers only: socket constants and structs, nothing linked.
         .systemLibrary(name: "CBluetooth", path: "Sources/CBluetooth"),
-        // OpenSSL's libcrypto: AES-128 (IRKs), SHA-256 and HMAC-SHA256 (keys, proofs). The
+        // OpenSSL's libcrypto: AES-128 (IRKs), AES-CMAC and P-256 (pairing), SHA-256 and
+        // HMAC-SHA256 (keys, proofs). The
         // release links it anyway for libcurl's TLS; a second crypto library would only
         // add megabytes.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
@@ -45,11 +48,13 @@ let package = Package(
         .target(name: "SplitMix", path: "Sources/SplitMix"),
         .target(name: "HCI", path: "Sources/HCI"),
         .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
+        .target(name: "BluetoothCrypto", dependencies: ["HCI", "COpenSSL"], path: "Sources/BluetoothCrypto"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
+        .target(name: "SecurityManager", dependencies: ["BluetoothCrypto", "HCI", "EventLoop"], path: "Sources/SecurityManager"),
         .target(
             name: "GatewayCore",
             dependencies: [
-                "HCI", "EventLoop", "JSONText",
+                "HCI", "EventLoop", "JSONText", "BluetoothCrypto",
                 "COpenSSL",
             ],
             path: "Sources/GatewayCore"
@@ -108,6 +113,8 @@ let package = Package(
         .testTarget(name: "HCITests", dependencies: ["HCI", "SplitMix"], path: "Tests/HCITests"),
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
+        .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"], path: "Tests/BluetoothCryptoTests"),
+        .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
         .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),

@@ -1,3 +1,4 @@
+import BluetoothCrypto
 import HCI
 
 /// An identity resolving key: recognises the resolvable private addresses a device
@@ -19,25 +20,8 @@ public struct IdentityResolvingKey: Hashable, @unchecked Sendable {
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.bytes == rhs.bytes }
     public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
-    /// The random address hash function ah(k, r) = e(k, r') mod 2^24, r' = 13 zero
-    /// octets ‖ r. The Core spec's `e` is AES-128 with the most significant octet of key
-    /// and plaintext first, which is exactly AES's own byte order: the prand's most
-    /// significant octet goes to block[13], and the hash is the last three output octets.
-    public func ah(_ prand: UInt32) -> UInt32 {
-        // One block on the stack, encrypted in place: each new address is tried against
-        // every configured IRK, so an allocated block per call showed in profiles of a
-        // busy door.
-        var block: (UInt64, UInt64) = (0, 0)
-        return withUnsafeMutableBytes(of: &block) { bytes in
-            bytes[13] = UInt8(truncatingIfNeeded: prand >> 16)
-            bytes[14] = UInt8(truncatingIfNeeded: prand >> 8)
-            bytes[15] = UInt8(truncatingIfNeeded: prand)
-            // Only fails if libcrypto does; a failure must still not resolve anything,
-            // hence the impossible hash.
-            guard cipher.encryptBlock(UnsafeRawPointer(bytes.baseAddress!), into: bytes.baseAddress!) else { return UInt32.max }
-            return UInt32(bytes[13]) << 16 | UInt32(bytes[14]) << 8 | UInt32(bytes[15])
-        }
-    }
+    /// The random address hash function ah(k, r) with this key (see `AES128.randomAddressHash`).
+    public func ah(_ prand: UInt32) -> UInt32 { cipher.randomAddressHash(prand) }
 
     /// Whether `address` (already known to be a resolvable private address) was
     /// generated with this key: its top 24 bits are prand, its low 24 bits the hash.

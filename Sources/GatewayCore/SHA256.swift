@@ -2,8 +2,8 @@ import COpenSSL
 
 /// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto, which the binary links anyway
 /// (libcurl's TLS, AES for IRKs): a second crypto library (BoringSSL in swift-crypto)
-/// would only add megabytes to the static release. The only file besides `AES128` that
-/// sees OpenSSL.
+/// would only add megabytes to the static release. The only file of GatewayCore that sees
+/// OpenSSL (AES is BluetoothCrypto's).
 public enum SHA256 {
     public static let byteCount = 32
 
