@@ -103,6 +103,18 @@ extension GatewayAgent {
         }
     }
 
+    /// Events held over the restart go to a store just opened; a failure is disk trouble
+    /// like any other (they are tried again before every write).
+    func storeHeldEventsOrRetry() {
+        guard heldEvents != nil, store != nil else { return }
+        do {
+            try storeHeldEvents()
+            storeSucceeded()
+        } catch {
+            storeFailed(error)
+        }
+    }
+
     // MARK: Retrying
 
     /// The disk is tried again: reopened when a fresh connection may help (a file system
@@ -117,6 +129,7 @@ extension GatewayAgent {
         if let store {
             if core.uncommittedCount == 0 {
                 do {
+                    try storeHeldEvents()
                     try store.checkWritable(nowMillis: loop.wallMilliseconds)
                     storeSucceeded()
                 } catch {
@@ -154,6 +167,7 @@ extension GatewayAgent {
         } else {
             openStoreOrRetry()
         }
+        storeHeldEventsOrRetry()
         if !presenceRestored {
             // A store that could not be opened at start: what it holds is restored now, its
             // stored visits checked out ahead of what was decided meanwhile (DoorCore.restore).
