@@ -22,6 +22,7 @@ import time
 import pytest
 
 from conftest import wait_until
+from test_fleet import free_port, scrape, value
 from test_run import (CHECKIN_LINE, GATEWAY_ID, NotifySocket, agents, count, event_server,  # noqa: F401 - fixtures
                       events_of, expected_key, millis, outbox, scenario, tag_id, wait_rows, world_tag, write_config)
 
@@ -178,6 +179,8 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     pending event into a fresh one under its own key, and delivery goes on."""
     world = away_world(world_factory)
     config = write_config(tmp_path, world.transport, [0], server=event_server)
+    port = free_port()
+    config.write_text(config.read_text() + f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
     keys = enqueue_pending(gateway_bin, tmp_path, count=100, persons=10)
     assert len(keys) == 100
     with sqlite3.connect(database(tmp_path)) as connection:
@@ -201,6 +204,16 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     assert sorted(snapshot["events"]) == sorted(keys), "each once"
     wait_rows(gateway_bin, config, lambda rows: len(rows) == 100 and all(row["state"] == "sent" for row in rows), 30,
               "all sent", agent)
+    # Shown in the metrics: the database moved aside, what was salvaged, and the trouble over.
+    metrics = scrape(port)
+    assert value(metrics, "beacon_gateway_corrupt_databases", "beacon_gateway_corrupt_databases_total",
+                 result="moved_aside") == 1
+    assert value(metrics, "beacon_gateway_corrupt_databases", "beacon_gateway_corrupt_databases_total",
+                 result="sound") == 0
+    assert value(metrics, "beacon_gateway_salvaged", "beacon_gateway_salvaged_total", kind="events") == 100
+    assert value(metrics, "beacon_gateway_salvage_unreadable", "beacon_gateway_salvage_unreadable_total",
+                 part="stretch") == 0
+    assert value(metrics, "beacon_gateway_disk_trouble") == 0
     assert agent.stop() == 0
 
 
