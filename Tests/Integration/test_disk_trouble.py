@@ -447,8 +447,7 @@ def held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_pa
     held_file = runtime_dir(tmp_path) / "held-events"
     if refuse_before_start:
         creator = agents(gateway_bin, config, env=env)
-        wait_until(lambda: outbox(gateway_bin, config) == [] and database(tmp_path).exists(), 10, "the store")
-        creator.wait_log(r"controller up")
+        creator.wait_log(r"controller up")  # the store is opened before the controller
         assert creator.stop() == 0
         refuse()
     first = agents(gateway_bin, config, env=env)

@@ -144,10 +144,11 @@ private struct Writer {
         for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: raw >> UInt32(shift))) }
     }
 
+    /// Whole: the configuration and the server's roster keep every string within
+    /// `maximumString`, and a cut one would break its event's key.
     mutating func string(_ value: String) {
-        let utf8 = Array(value.utf8.prefix(HeldEventsFile.maximumString))
-        count(utf8.count)
-        bytes += utf8
+        count(value.utf8.count)
+        bytes += value.utf8
     }
 
     mutating func optionalString(_ value: String?) {
