@@ -18,6 +18,7 @@ import re
 import sqlite3
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -429,6 +430,12 @@ def runtime_dir(tmp_path: pathlib.Path) -> pathlib.Path:
     return directory
 
 
+def disk_trouble_gauge(port: int) -> float | None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        found = re.search(r"^beacon_gateway_disk_trouble (\S+)$", answer.read().decode(), re.MULTILINE)
+    return float(found.group(1)) if found else None
+
+
 def checkins_at_the_server(event_server, person: str) -> list[dict]:
     return [event for event in event_server.snapshot()["events"].values()
             if event.get("type") == "checkin" and event.get("userId") == person]
@@ -443,6 +450,8 @@ def held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_pa
     checkin."""
     world = away_world(world_factory)
     config = write_config(tmp_path, world.transport, [0], server=event_server, log_level="debug")
+    port = free_port()
+    config.write_text(config.read_text() + f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
     env = {"RUNTIME_DIRECTORY": str(runtime_dir(tmp_path))}
     held_file = runtime_dir(tmp_path) / "held-events"
     if refuse_before_start:
@@ -458,6 +467,7 @@ def held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_pa
     world.control(f"set-distance {tag_id(0)} 1.0")
     first.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=PRESENT")
     first.wait_log(TROUBLE_LINE)
+    trouble_gauge = disk_trouble_gauge(port)  # asserted with the rest, after what the server got
     assert first.stop() == 0
     stopped_at_ms = int(time.time() * 1000)
     assert checkins_at_the_server(event_server, "u_01") == [], "nothing was stored, so nothing was sent"
@@ -477,6 +487,7 @@ def held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_pa
     assert checkin["idempotencyKey"] == expected_key(checkin)
     assert checkout["visitStart"] == checkin["visitStart"], "the held checkin's visit is the one checked out"
     assert len(checkins_at_the_server(event_server, "u_01")) == 1
+    assert trouble_gauge == 1, "disk trouble shown in the metrics"
     kept = first.lines(HELD_KEPT_LINE)
     assert len(kept) == 1 and "count=1" in kept[0], f"the held checkin kept at the stop; log:\n{first.log()[-3000:]}"
     assert len(second.lines(HELD_STORED_LINE)) == 1
