@@ -45,20 +45,9 @@ extension GatewayAgent {
         guard let store else { return .failed(DoorStoreFailure(message: "no store", outboxFull: false, isDiskTrouble: true)) }
         var sequences: [Int64?] = []
         do {
+            try storeHeldEvents()
             try store.commit { transaction throws(StoreError) in
-                sequences.removeAll(keepingCapacity: true)
-                for event in batch.events {
-                    let sequence = try transaction.appendEvent(
-                        idempotencyKey: event.idempotencyKey, type: event.type.rawValue, personId: event.userId,
-                        createdAtMillis: event.decidedAtMilliseconds
-                    ) { sequence in
-                        var numbered = event
-                        numbered.sequence = sequence
-                        return Array(numbered.jsonBody().utf8)
-                    }
-                    sequences.append(sequence)
-                }
-                try write(batch.records, in: &transaction)
+                sequences = try self.append(batch, in: &transaction)
             }
         } catch {
             storeFailed(error)
@@ -69,6 +58,26 @@ extension GatewayAgent {
         return .committed(sequences: sequences)
     }
 
+    /// The batch's events (each body rendered with the sequence the store gives it) and
+    /// records, in the caller's transaction; one sequence per event, nil where its key
+    /// was stored already.
+    func append(_ batch: DoorCommitBatch, in transaction: inout StoreTransaction) throws(StoreError) -> [Int64?] {
+        var sequences: [Int64?] = []
+        for event in batch.events {
+            let sequence = try transaction.appendEvent(
+                idempotencyKey: event.idempotencyKey, type: event.type.rawValue, personId: event.userId,
+                createdAtMillis: event.decidedAtMilliseconds
+            ) { sequence in
+                var numbered = event
+                numbered.sequence = sequence
+                return Array(numbered.jsonBody().utf8)
+            }
+            sequences.append(sequence)
+        }
+        try write(batch.records, in: &transaction)
+        return sequences
+    }
+
     /// A checkpoint; nil when saved, else why not.
     func save(_ checkpoint: DoorCheckpoint) -> String? {
         guard let store else { return "no store" }
@@ -76,6 +85,8 @@ extension GatewayAgent {
             try self.write(checkpoint.records, in: &transaction)
         }
         do {
+            // Held over a restart: stored ahead of any record written after them.
+            try storeHeldEvents()
             if checkpoint.durable {
                 try store.commit(write)
             } else {

@@ -24,6 +24,9 @@ extension GatewayAgent {
         } catch {
             outcome = retention.batchFinished(pruned: nil, more: false, at: loop.now)
             log.log(.warning, "outbox retention failed; tried again in an hour", ["error": error.description])
+            // A damaged file found by retention's reads: the same policy as any other path's
+            // (examined, then kept or moved aside with a salvage: GatewayAgent+StoreHealth).
+            if error.trouble == .corrupt { storeFailed(error) }
         }
         if case let .finished(pruned) = outcome, pruned.total > 0 {
             try? store.releaseFreePages()

@@ -51,6 +51,7 @@ extension GatewayAgent {
             ])
         }
         let inTrouble = change.trouble != nil
+        fleet.counters.diskTrouble = inTrouble ? 1 : 0
         leds?.update { engine, now in engine.setStoreTrouble(inTrouble, at: now) }
         updateStatus()
     }
@@ -85,6 +86,11 @@ extension GatewayAgent {
     }
 
     func announceMovedAside(_ moved: MovedAsideDatabase) {
+        fleet.counters.corruption.movedAside &+= 1
+        fleet.counters.corruption.salvagedEvents &+= UInt64(moved.salvage.events)
+        fleet.counters.corruption.salvagedPresence &+= UInt64(moved.salvage.presence)
+        fleet.counters.corruption.unreadableStretches &+= UInt64(moved.salvage.unreadableStretches)
+        if moved.salvage.unreadable { fleet.counters.corruption.unreadableFiles &+= 1 }
         log.log(.error, "corrupt database moved aside; a fresh one started", [
             "moved_to": moved.path, "reason": moved.reason, "first_sequence": "\(moved.firstSequence)",
             "salvaged_next_sequence": moved.salvagedNextSequence.map { "\($0)" } ?? "-",
@@ -97,9 +103,22 @@ extension GatewayAgent {
     func announceRecovery(_ recovery: CorruptionRecovery, path: String) {
         switch recovery {
         case .sound:
+            fleet.counters.corruption.sound &+= 1
             log.log(.warning, "database reported corrupt is sound; used as it is", ["path": path])
         case let .movedAside(moved):
             announceMovedAside(moved)
+        }
+    }
+
+    /// Events held over the restart go to a store just opened; a failure is disk trouble
+    /// like any other (they are tried again before every write).
+    func storeHeldEventsOrRetry() {
+        guard heldEvents != nil, store != nil else { return }
+        do {
+            try storeHeldEvents()
+            storeSucceeded()
+        } catch {
+            storeFailed(error)
         }
     }
 
@@ -117,6 +136,7 @@ extension GatewayAgent {
         if let store {
             if core.uncommittedCount == 0 {
                 do {
+                    try storeHeldEvents()
                     try store.checkWritable(nowMillis: loop.wallMilliseconds)
                     storeSucceeded()
                 } catch {
@@ -154,6 +174,7 @@ extension GatewayAgent {
         } else {
             openStoreOrRetry()
         }
+        storeHeldEventsOrRetry()
         if !presenceRestored {
             // A store that could not be opened at start: what it holds is restored now, its
             // stored visits checked out ahead of what was decided meanwhile (DoorCore.restore).

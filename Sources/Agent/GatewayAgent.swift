@@ -63,6 +63,12 @@ public final class GatewayAgent {
     /// The stored presence was read (at start, or when a store that could not be opened
     /// at start first opens: GatewayAgent+StoreHealth).
     var presenceRestored = false
+    /// Events the last run could not store, read from the runtime directory and not yet
+    /// stored (GatewayAgent+HeldEvents).
+    var heldEvents: HeldEventsFile?
+    /// The held-events file there could not be used (unreadable, another database's):
+    /// it is not overwritten at the stop.
+    var heldEventsFileBlocked = false
     lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }
     /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
     var storeHealth = StoreHealth()
@@ -113,7 +119,9 @@ public final class GatewayAgent {
         perform(core.observeClock(readClock(), at: loop.now))
         // Without a usable store the door still scans and decides; the store is tried
         // again on a backoff (GatewayAgent+StoreHealth).
+        loadHeldEvents()
         openStoreOrRetry()
+        storeHeldEventsOrRetry()
         startRoster()
         restorePresence()
         startLEDs()
@@ -200,7 +208,9 @@ public final class GatewayAgent {
         stopLEDs()
         let now = loop.now
         perform(core.shutdown(at: now))
-        perform(core.shutdownReport())
+        keepHeldEvents()
+        // In the file now: what the closing checkpoint stores must not remove it.
+        heldEvents = nil
         perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
@@ -236,7 +246,7 @@ public final class GatewayAgent {
         presenceRestored = true
         let stored: [String: [UInt8]]
         do {
-            stored = try store.loadPresence()
+            stored = overlayingHeldRecords(try store.loadPresence())
         } catch {
             log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
             return

@@ -23,6 +23,27 @@ public struct FleetCounters: Hashable, Sendable {
     public var heartbeatsSent: UInt64 = 0
     public var heartbeatsFailed: UInt64 = 0
     public var rosterFetches = RosterFetchCounts()
+    /// 1 while events cannot be stored (disk trouble of any cause: docs/reliability.md).
+    public var diskTrouble: UInt64 = 0
+    public var corruption = CorruptionCounts()
+
+    /// Databases found corrupt, by whatever path found it, and what became of them
+    /// (docs/reliability.md, "Disk trouble").
+    public struct CorruptionCounts: Hashable, Sendable {
+        /// Examined and found sound after all: kept.
+        public var sound: UInt64 = 0
+        /// Moved aside, a fresh database started with what could be read.
+        public var movedAside: UInt64 = 0
+        /// Copied into the fresh databases: undelivered events, presence records.
+        public var salvagedEvents: UInt64 = 0
+        public var salvagedPresence: UInt64 = 0
+        /// Stretches of an events table stepped over (their rows lost, not counted by
+        /// number), and damaged files that could not be read at all.
+        public var unreadableStretches: UInt64 = 0
+        public var unreadableFiles: UInt64 = 0
+
+        public init() {}
+    }
 
     /// Answers to event deliveries, by what became of the event.
     public struct Deliveries: Hashable, Sendable {

@@ -54,6 +54,40 @@ final class MetricsExpositionTests: XCTestCase {
         XCTAssertTrue(text.hasSuffix("\n"))
     }
 
+    /// Corruption found by any path reaches the metrics (docs/reliability.md, "Disk trouble").
+    func testDiskTroubleCorruptDatabasesAndSalvagesAreExposed() {
+        var snapshot = sampleSnapshot()
+        let quiet = MetricsExposition.render(snapshot).split(separator: "\n").map(String.init)
+        for sample in ["beacon_gateway_disk_trouble 0", #"beacon_gateway_corrupt_databases_total{result="moved_aside"} 0"#,
+                       #"beacon_gateway_salvaged_total{kind="events"} 0"#] {
+            XCTAssertTrue(quiet.contains(sample), sample)
+        }
+        snapshot.counters.diskTrouble = 1
+        snapshot.counters.corruption.sound = 1
+        snapshot.counters.corruption.movedAside = 2
+        snapshot.counters.corruption.salvagedEvents = 95
+        snapshot.counters.corruption.salvagedPresence = 3
+        snapshot.counters.corruption.unreadableStretches = 4
+        snapshot.counters.corruption.unreadableFiles = 1
+        let text = MetricsExposition.render(snapshot)
+        let lines = text.split(separator: "\n").map(String.init)
+        for (name, type) in [("beacon_gateway_disk_trouble", "gauge"), ("beacon_gateway_corrupt_databases_total", "counter"),
+                             ("beacon_gateway_salvaged_total", "counter"), ("beacon_gateway_salvage_unreadable_total", "counter")] {
+            XCTAssertTrue(lines.contains("# TYPE \(name) \(type)"), name)
+        }
+        for sample in [
+            "beacon_gateway_disk_trouble 1",
+            #"beacon_gateway_corrupt_databases_total{result="sound"} 1"#,
+            #"beacon_gateway_corrupt_databases_total{result="moved_aside"} 2"#,
+            #"beacon_gateway_salvaged_total{kind="events"} 95"#,
+            #"beacon_gateway_salvaged_total{kind="presence"} 3"#,
+            #"beacon_gateway_salvage_unreadable_total{part="stretch"} 4"#,
+            #"beacon_gateway_salvage_unreadable_total{part="file"} 1"#,
+        ] {
+            XCTAssertTrue(lines.contains(sample), "missing \(sample) in\n\(text)")
+        }
+    }
+
     func testHistogramBucketsAreCumulativeAndEndAtTheCount() {
         var histogram = LatencyHistogram()
         for seconds in [0.01, 0.3, 0.3, 90, 1e9, -1, .nan] { histogram.observe(seconds: seconds) }

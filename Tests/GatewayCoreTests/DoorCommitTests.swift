@@ -118,7 +118,7 @@ final class DoorCommitTests: XCTestCase {
         XCTAssertEqual(door.store.events.last?.type, .checkin)
     }
 
-    func testAtShutdownOneLastAttemptAndWhatRemainsIsCounted() {
+    func testAtShutdownOneLastAttemptAndWhatRemainsIsHeldForTheRestart() throws {
         var door = DoorHarness(DoorHarness.setup(persons: 2))
         door.stay(1, seconds: 2)
         door.store.refusing = Self.ioError
@@ -126,15 +126,48 @@ final class DoorCommitTests: XCTestCase {
         let attempts = door.store.commitAttempts
         door.perform(door.core.shutdown(at: door.now))
         XCTAssertEqual(door.store.commitAttempts, attempts + 1, "one last attempt")
-        door.perform(door.core.shutdownReport())
-        let line = door.logged("events not stored at shutdown: their persons are decided again after the restart")
-        XCTAssertEqual(line.count, 1)
-        XCTAssertEqual(line.first?.level, .error)
-        XCTAssertEqual(line.first.map { Dictionary(uniqueKeysWithValues: Array($0.fields)) }?["count"], "1")
+        let held = try XCTUnwrap(door.core.heldAtShutdown(personIds: ["p0", "p1"]))
+        XCTAssertEqual(held.events.map(\.userId), ["p0"])
+        XCTAssertEqual(held.events.map(\.type), [.checkin])
+        XCTAssertEqual(held.records.map(\.key), ["p0", "p1"], "the waiting person's record, then everyone else's")
         door.store.refusing = DoorStoreFailure(message: "full", outboxFull: true)  // records can still be saved
         door.perform(door.core.saveAll(personIds: ["p0", "p1"]))
         XCTAssertNil(door.store.record("p0"), "p0's state is not saved without its checkin")
         XCTAssertEqual(door.store.record("p1")?.state, .present)
+    }
+
+    func testHeldEventsKeptForTheRestartAreCountedInOneWarning() throws {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        let held = try XCTUnwrap(door.core.heldAtShutdown(personIds: ["p0"]))
+        door.perform(DoorCore.shutdownLines(held: held, keptIn: "/run/beacon-gateway/held-events", failure: nil))
+        let line = door.logged("events not stored at shutdown: kept for the restart")
+        XCTAssertEqual(line.count, 1)
+        XCTAssertEqual(line.first?.level, .warning)
+        let fields = line.first.map { Dictionary(uniqueKeysWithValues: Array($0.fields)) }
+        XCTAssertEqual(fields?["count"], "1")
+        XCTAssertEqual(fields?["file"], "/run/beacon-gateway/held-events")
+        XCTAssertTrue(door.logged("event not stored").isEmpty)
+    }
+
+    func testHeldEventsThatCannotBeKeptAreLoggedEachWithItsKey() throws {
+        var door = DoorHarness(DoorHarness.setup(persons: 2))
+        door.store.refusing = Self.ioError
+        door.stay(0, seconds: 2)
+        door.stay(1, seconds: 2)
+        let held = try XCTUnwrap(door.core.heldAtShutdown(personIds: ["p0", "p1"]))
+        door.perform(DoorCore.shutdownLines(held: held, keptIn: nil, failure: "cannot create /run/x: Read-only file system"))
+        let summary = door.logged("events not stored at shutdown: their persons are decided again after the restart")
+        XCTAssertEqual(summary.count, 1)
+        XCTAssertEqual(summary.first?.level, .error)
+        let fields = summary.first.map { Dictionary(uniqueKeysWithValues: Array($0.fields)) }
+        XCTAssertEqual(fields?["count"], "2")
+        XCTAssertEqual(fields?["not_kept"], "cannot create /run/x: Read-only file system")
+        let each = door.logged("event not stored")
+        XCTAssertEqual(each.map(\.level), [.error, .error])
+        XCTAssertEqual(each.map { Dictionary(uniqueKeysWithValues: Array($0.fields))["idempotency_key"] },
+                       held.events.map(\.idempotencyKey), "every key, in decision order")
     }
 
     func testTheLastAttemptAtShutdownCanStillStoreEverything() {
@@ -143,9 +176,8 @@ final class DoorCommitTests: XCTestCase {
         door.stay(0, seconds: 2)
         door.store.refusing = nil
         door.perform(door.core.shutdown(at: door.now))
-        door.perform(door.core.shutdownReport())
         XCTAssertEqual(door.store.events.map(\.type), [.checkin])
-        XCTAssertTrue(door.logged("events not stored at shutdown: their persons are decided again after the restart").isEmpty)
+        XCTAssertNil(door.core.heldAtShutdown(personIds: ["p0"]), "nothing held")
     }
 
     /// An hour of a refusing disk: the failure once, a summary every ten minutes, the

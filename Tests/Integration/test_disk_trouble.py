@@ -17,12 +17,15 @@ import random
 import re
 import sqlite3
 import subprocess
+import time
+import urllib.request
 
 import pytest
 
 from conftest import wait_until
+from test_fleet import free_port, scrape, value
 from test_run import (CHECKIN_LINE, GATEWAY_ID, NotifySocket, agents, count, event_server,  # noqa: F401 - fixtures
-                      events_of, outbox, scenario, tag_id, wait_rows, world_tag, write_config)
+                      events_of, expected_key, millis, outbox, scenario, tag_id, wait_rows, world_tag, write_config)
 
 TROUBLE_LINE = r"events cannot be stored"
 RECOVERED_LINE = r"events are stored again"
@@ -177,6 +180,8 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     pending event into a fresh one under its own key, and delivery goes on."""
     world = away_world(world_factory)
     config = write_config(tmp_path, world.transport, [0], server=event_server)
+    port = free_port()
+    config.write_text(config.read_text() + f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
     keys = enqueue_pending(gateway_bin, tmp_path, count=100, persons=10)
     assert len(keys) == 100
     with sqlite3.connect(database(tmp_path)) as connection:
@@ -200,6 +205,16 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
     assert sorted(snapshot["events"]) == sorted(keys), "each once"
     wait_rows(gateway_bin, config, lambda rows: len(rows) == 100 and all(row["state"] == "sent" for row in rows), 30,
               "all sent", agent)
+    # Shown in the metrics: the database moved aside, what was salvaged, and the trouble over.
+    metrics = scrape(port)
+    assert value(metrics, "beacon_gateway_corrupt_databases", "beacon_gateway_corrupt_databases_total",
+                 result="moved_aside") == 1
+    assert value(metrics, "beacon_gateway_corrupt_databases", "beacon_gateway_corrupt_databases_total",
+                 result="sound") == 0
+    assert value(metrics, "beacon_gateway_salvaged", "beacon_gateway_salvaged_total", kind="events") == 100
+    assert value(metrics, "beacon_gateway_salvage_unreadable", "beacon_gateway_salvage_unreadable_total",
+                 part="stretch") == 0
+    assert value(metrics, "beacon_gateway_disk_trouble") == 0
     assert agent.stop() == 0
 
 
@@ -400,3 +415,129 @@ def test_a_full_disk_holds_the_events_until_space_is_freed(gateway_bin, world_fa
         assert agent.stop() == 0
     finally:
         notify.close()
+
+
+# MARK: - decisions held over a restart (docs/reliability.md, "Held over a restart")
+
+HELD_KEPT_LINE = r"events not stored at shutdown: kept for the restart"
+HELD_STORED_LINE = r"events held over the restart stored"
+
+
+def runtime_dir(tmp_path: pathlib.Path) -> pathlib.Path:
+    """The agent's runtime directory (systemd's RuntimeDirectory=, a tmpfs on a door)."""
+    directory = tmp_path / "run"
+    directory.mkdir(exist_ok=True, mode=0o750)
+    return directory
+
+
+def disk_trouble_gauge(port: int) -> float | None:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as answer:
+        found = re.search(r"^beacon_gateway_disk_trouble (\S+)$", answer.read().decode(), re.MULTILINE)
+    return float(found.group(1)) if found else None
+
+
+def checkins_at_the_server(event_server, person: str) -> list[dict]:
+    return [event for event in event_server.snapshot()["events"].values()
+            if event.get("type") == "checkin" and event.get("userId") == person]
+
+
+def held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_path, refuse, allow,
+                        refuse_before_start: bool = False) -> None:
+    """u_01 checks in while the store refuses every write (`refuse`: under the running
+    agent, or before it starts), the agent is stopped with the checkin held, the disk is
+    repaired (`allow`) and the agent started again: the checkin reaches the server once,
+    as decided before the stop (its key and time), and the visit goes on without a second
+    checkin."""
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], server=event_server, log_level="debug")
+    port = free_port()
+    config.write_text(config.read_text() + f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
+    env = {"RUNTIME_DIRECTORY": str(runtime_dir(tmp_path))}
+    held_file = runtime_dir(tmp_path) / "held-events"
+    if refuse_before_start:
+        creator = agents(gateway_bin, config, env=env)
+        creator.wait_log(r"controller up")  # the store is opened before the controller
+        assert creator.stop() == 0
+        refuse()
+    first = agents(gateway_bin, config, env=env)
+    first.wait_log(r"controller up")
+    if not refuse_before_start:
+        wait_until(lambda: database(tmp_path).exists(), 10, "the store")
+        refuse()
+    world.control(f"set-distance {tag_id(0)} 1.0")
+    first.wait_log(r"presence person(?:_id)?=u_01 from=\S+ to=PRESENT")
+    first.wait_log(TROUBLE_LINE)
+    trouble_gauge = disk_trouble_gauge(port)  # asserted with the rest, after what the server got
+    assert first.stop() == 0
+    stopped_at_ms = int(time.time() * 1000)
+    assert checkins_at_the_server(event_server, "u_01") == [], "nothing was stored, so nothing was sent"
+
+    allow()
+    second = agents(gateway_bin, config, env=env)
+    wait_until(lambda: checkins_at_the_server(event_server, "u_01"), 20, "the held checkin at the server")
+    # The person is still at the door: restored as the held checkin left them, not decided again.
+    second.wait_log(r"controller up")
+    world.control(f"set-distance {tag_id(0)} off")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 30, "the checkout", second)
+    wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 20,
+               "the checkin and the checkout at the server")
+    assert events_of(rows) == [("checkin", "u_01"), ("checkout", "u_01")], events_of(rows)
+    checkin, checkout = (row["event"] for row in rows)
+    assert millis(checkin["decidedAt"]) <= stopped_at_ms, f"decided before the stop, not again after it: {checkin}"
+    assert checkin["idempotencyKey"] == expected_key(checkin)
+    assert checkout["visitStart"] == checkin["visitStart"], "the held checkin's visit is the one checked out"
+    assert len(checkins_at_the_server(event_server, "u_01")) == 1
+    assert trouble_gauge == 1, "disk trouble shown in the metrics"
+    kept = first.lines(HELD_KEPT_LINE)
+    assert len(kept) == 1 and "count=1" in kept[0], f"the held checkin kept at the stop; log:\n{first.log()[-3000:]}"
+    assert len(second.lines(HELD_STORED_LINE)) == 1
+    assert not held_file.exists(), "removed once stored"
+    assert second.stop() == 0
+
+
+def test_a_checkin_held_by_a_lock_at_a_stop_reaches_the_server_once_after_the_restart(
+        gateway_bin, world_factory, agents, event_server, tmp_path):
+    holder = {}
+
+    def refuse():
+        holder["connection"] = sqlite3.connect(str(database(tmp_path)), isolation_level=None, timeout=10)
+        holder["connection"].execute("BEGIN EXCLUSIVE")
+
+    def allow():
+        holder["connection"].execute("COMMIT")
+        holder["connection"].close()
+
+    try:
+        held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_path, refuse, allow)
+    finally:
+        if "connection" in holder:
+            try:
+                holder["connection"].close()
+            except sqlite3.ProgrammingError:
+                pass
+
+
+@needs_root
+def test_a_checkin_held_by_a_read_only_state_directory_at_a_stop_reaches_the_server_once_after_the_restart(
+        gateway_bin, world_factory, agents, event_server, tmp_path, tmpfs_state):
+    # A file system cannot be remounted read-only under the agent's open database: it goes
+    # read-only between a first run (which created the store) and the run that decides.
+    held_over_a_restart(gateway_bin, world_factory, agents, event_server, tmp_path,
+                        lambda: remount(tmpfs_state, "ro"), lambda: remount(tmpfs_state, "rw"), refuse_before_start=True)
+
+
+def test_a_damaged_held_events_file_is_moved_aside_and_the_door_runs(gateway_bin, world_factory, agents, tmp_path):
+    world = away_world(world_factory)
+    config = write_config(tmp_path, world.transport, [0], log_level="debug")
+    held_file = runtime_dir(tmp_path) / "held-events"
+    held_file.write_bytes(b"BGHE\x01" + random.Random(25).randbytes(4000))
+    agent = agents(gateway_bin, config, env={"RUNTIME_DIRECTORY": str(runtime_dir(tmp_path))})
+    line = agent.wait_log(r"events held over the restart are unreadable; the file is moved aside, not used")[0]
+    assert str(held_file) in line and "digest does not match" in line, line
+    moved = [path for path in runtime_dir(tmp_path).iterdir() if path.name.startswith("held-events.corrupt-")]
+    assert len(moved) == 1 and moved[0].read_bytes().startswith(b"BGHE\x01"), "moved aside, not deleted"
+    assert not held_file.exists()
+    agent.wait_log(r"controller up")
+    world.control(f"set-distance {tag_id(0)} 1.0")
+    wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") == 1, 20, "a checkin", agent)
+    assert agent.stop() == 0

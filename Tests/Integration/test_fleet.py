@@ -35,6 +35,8 @@ FAMILIES = {
     "beacon_gateway_deliveries": "counter", "beacon_gateway_delivery_latency_seconds": "histogram",
     "beacon_gateway_controller_up": "gauge", "beacon_gateway_controller_resets": "counter",
     "beacon_gateway_proofs": "counter", "beacon_gateway_clock_synced": "gauge", "beacon_gateway_paused": "gauge",
+    "beacon_gateway_disk_trouble": "gauge", "beacon_gateway_corrupt_databases": "counter",
+    "beacon_gateway_salvaged": "counter", "beacon_gateway_salvage_unreadable": "counter",
     "process_cpu_seconds": "counter", "process_resident_memory_bytes": "gauge", "process_start_time_seconds": "gauge",
 }
 

@@ -29,6 +29,11 @@ public struct DoorCommitBatch: Hashable, Sendable {
     /// with it (`AttendanceEvent.jsonBody`).
     public var events: [AttendanceEvent]
     public var records: [DoorRecordWrite]
+
+    public init(events: [AttendanceEvent], records: [DoorRecordWrite]) {
+        self.events = events
+        self.records = records
+    }
 }
 
 /// A checkpoint of presence (see docs/presence.md, "Restart rules").

@@ -45,9 +45,14 @@ extension DoorCore {
     mutating func commitQueue(into actions: inout [DoorAction]) {
         guard queue.inFlight == 0, !queue.isEmpty else { return }
         queue.inFlight = queue.count
+        actions.append(.commit(DoorCommitBatch(events: queue.items.map(\.event), records: queueRecords().records)))
+    }
+
+    /// The records that go with the queue's events, and whose they are: the last item of a
+    /// person says what their record is (newest first).
+    func queueRecords() -> (records: [DoorRecordWrite], persons: Set<String>) {
         var records: [DoorRecordWrite] = []
         var written: Set<String> = []
-        // The last item of a person says what their record is (newest first).
         for item in queue.items.reversed() where written.insert(item.event.userId).inserted {
             let personId = item.event.userId
             switch item.record {
@@ -63,7 +68,7 @@ extension DoorCore {
                 written.remove(personId)
             }
         }
-        actions.append(.commit(DoorCommitBatch(events: queue.items.map(\.event), records: records.reversed())))
+        return (records.reversed(), written)
     }
 
     /// How the store answered the last `.commit`.
@@ -166,22 +171,54 @@ extension DoorCore {
         return actions
     }
 
-    /// After the last attempt: the line that counts what is lost, if anything is.
-    public func shutdownReport() -> [DoorAction] {
-        guard !queue.isEmpty else { return [] }
+    /// After the last attempt: what the store has still not taken, as the transaction it
+    /// would have been (the events with their persons' records), plus the current record
+    /// of everyone else in `personIds` (what the closing checkpoint would save, which the
+    /// same disk will refuse); nil when nothing waits. The driver keeps it for the restart
+    /// (docs/reliability.md, "Held over a restart").
+    public func heldAtShutdown(personIds: [String]) -> DoorCommitBatch? {
+        guard !queue.isEmpty else { return nil }
+        var (records, persons) = queueRecords()
+        for personId in personIds where !persons.contains(personId) && !queue.isWaiting(personId) {
+            if let record = presence.record(for: personId) { records.append(.save(key: personId, record: record.encode())) }
+        }
+        return DoorCommitBatch(events: queue.items.map(\.event), records: records)
+    }
+
+    /// The lines that say what became of the events held at a stop: kept in `file` for
+    /// the restart, or not kept (`failure` says why), then each event with its
+    /// idempotency key, so an operator can find them again.
+    public static func shutdownLines(held: DoorCommitBatch, keptIn file: String?, failure: String?) -> [DoorAction] {
+        guard !held.events.isEmpty else { return [] }
         var checkins = 0, checkouts = 0, spoofs = 0
-        for item in queue.items {
-            if item.event.type == .checkin {
+        for event in held.events {
+            if event.type == .checkin {
                 checkins += 1
-            } else if item.event.type == .checkout {
+            } else if event.type == .checkout {
                 checkouts += 1
             } else {
                 spoofs += 1
             }
         }
-        return [.log(DoorLogLine(.error, "events not stored at shutdown: their persons are decided again after the restart", [
-            "count": "\(queue.count)", "checkins": "\(checkins)", "checkouts": "\(checkouts)", "spoof_suspected": "\(spoofs)",
+        let count = "\(held.events.count)"
+        if let file {
+            return [.log(DoorLogLine(.warning, "events not stored at shutdown: kept for the restart", [
+                "count": count, "checkins": "\(checkins)", "checkouts": "\(checkouts)", "spoof_suspected": "\(spoofs)",
+                "file": file,
+            ]))]
+        }
+        var actions: [DoorAction] = [.log(DoorLogLine(.error, "events not stored at shutdown: their persons are decided again after the restart", [
+            "count": count, "checkins": "\(checkins)", "checkouts": "\(checkouts)", "spoof_suspected": "\(spoofs)",
+            "not_kept": failure ?? "-",
         ]))]
+        for event in held.events {
+            actions.append(.log(DoorLogLine(.error, "event not stored", [
+                "idempotency_key": event.idempotencyKey, "type": event.type.rawValue, "person_id": event.userId,
+                "timestamp": ISO8601Timestamp.format(millisecondsSinceEpoch: event.timestampMilliseconds),
+                "visit_start": ISO8601Timestamp.format(millisecondsSinceEpoch: event.visitStartMilliseconds),
+            ])))
+        }
+        return actions
     }
 }
 

@@ -12,6 +12,7 @@ for `status`. Commands:
   mute | unmute               stop / resume all tag advertising
   restart-script              scenario time (and uptime) starts again at 0
   tag-advertise TAG on|off|script   switch a tag's advertising (script: its advertise_after)
+  rotate-address TAG                a new resolvable private address (address_type rpa)
   link-loss TAG               the tag's link goes silent; 0x08 after the supervision timeout
   tag-disconnect TAG [REASON] the tag ends its link (default 0x13, remote user terminated)
   connections                 JSON: links, per controller accept list, pending create
@@ -117,6 +118,12 @@ class ControlServer:
                     return "ERR usage: tag-advertise TAG on|off|script"
                 tag.advertising_override = None if mode == "script" else mode == "on"
                 return f"OK {tag.id} advertising {mode}"
+            if name == "rotate-address":
+                tag = self._tag(args)
+                if tag.address.address_bytes[5] & 0xC0 != 0x40:
+                    return f"ERR {tag.id} has no resolvable private address (address_type rpa)"
+                self.world.rotate_address(tag)
+                return f"OK {tag.id} address {tag.address}"
             if name == "link-loss":
                 tag = self._tag(args)
                 link = self.world.links.for_tag(tag)
@@ -142,7 +149,8 @@ class ControlServer:
                 return phone.handle_control(self.world, name, args)
             if name == "help":
                 return ("OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, "
-                        "clear-distance TAG, mute, unmute, restart-script, tag-advertise TAG on|off|script, link-loss TAG, "
+                        "clear-distance TAG, mute, unmute, restart-script, tag-advertise TAG on|off|script, rotate-address TAG, "
+                        "link-loss TAG, "
                         "tag-disconnect TAG [REASON], connections, proof-stats")
             return f"ERR unknown command {name!r} (try help)"
         except ValueError as error:

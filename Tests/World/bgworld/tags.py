@@ -17,6 +17,7 @@ import random
 from typing import Callable
 
 from bumble import hci, ll
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from . import ad, proof
 from .peer import TagPeer
@@ -87,6 +88,10 @@ class Tag:
     advertising_override: bool | None = None
     # The link (links.Link) while a gateway is connected: a connected tag does not advertise.
     link: object | None = None
+    # address_type "rpa": the IRK its addresses are generated with (None: made up), and
+    # after how many PDUs it takes a new one (0: only on `rotate-address`).
+    irk: bytes | None = None
+    rotate_every: int = 0
 
     def advertising_at(self, scenario_t: float) -> bool:
         if self.link is not None:
@@ -123,6 +128,22 @@ def _address(text: str, address_type: str) -> hci.Address:
     raise ValueError(f"address_type must be public or random, not {address_type!r}")
 
 
+def ah(irk: bytes, prand: bytes) -> bytes:
+    """The random address hash ah(k, r) of the Core spec (Vol 3, Part H, 2.2.2): AES-128
+    of 13 zero octets and r, key and block most significant octet first, as the
+    configuration writes an IRK; the hash is the last three octets."""
+    encryptor = Cipher(algorithms.AES(irk), modes.ECB()).encryptor()
+    return (encryptor.update(bytes(13) + prand) + encryptor.finalize())[13:]
+
+
+def resolvable_private_address(irk: bytes | None, rng: random.Random) -> hci.Address:
+    """A resolvable private address (top two bits 01): generated with `irk`, as a phone's,
+    or — without one — a made-up one that only looks resolvable, as a flood's."""
+    prand = bytes([0x40 | rng.randrange(64), rng.randrange(256), rng.randrange(256)])
+    hash_ = ah(irk, prand) if irk is not None else bytes(rng.randrange(256) for _ in range(3))
+    return hci.Address(":".join(f"{o:02X}" for o in prand + hash_), hci.Address.RANDOM_DEVICE_ADDRESS)
+
+
 def random_static_address(rng: random.Random) -> str:
     octets = [rng.randrange(256) for _ in range(6)]
     octets[0] |= 0xC0
@@ -134,7 +155,7 @@ TAG_KEYS = {
     "path", "loop", "tx_power_at_1m", "uuid", "major", "minor", "measured_power",
     "namespace", "instance", "tx_power_at_0m", "name", "tx_power", "scan_response_name",
     "company_id", "payload_hex", "proof", "key", "master_key", "proof_tag_id", "advertise_after",
-    "advertising",
+    "advertising", "irk", "rotate_every",
 }
 
 
@@ -145,7 +166,18 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
         raise ValueError(f"tag {spec.get('id')!r}: unknown keys {sorted(unknown)}")
     tag_id = str(spec["id"])
     kind = spec.get("kind", "ibeacon")
-    address = _address(spec.get("address") or random_static_address(rng), spec.get("address_type", "random"))
+    irk = bytes.fromhex(str(spec["irk"])) if "irk" in spec else None
+    if irk is not None and len(irk) != 16:
+        raise ValueError(f"tag {tag_id!r}: irk must be 32 hex digits")
+    if spec.get("address_type") == "rpa":
+        # A phone's rotating address (its IRK), or a flood's made-up one (none).
+        if "address" in spec:
+            raise ValueError(f"tag {tag_id!r}: an rpa tag's address is generated")
+        address = resolvable_private_address(irk, rng)
+    elif irk is not None or "rotate_every" in spec:
+        raise ValueError(f"tag {tag_id!r}: irk and rotate_every need address_type rpa")
+    else:
+        address = _address(spec.get("address") or random_static_address(rng), spec.get("address_type", "random"))
     identity: dict = {}
     if kind == "ibeacon":
         uuid = str(spec["uuid"]).lower()
@@ -203,6 +235,9 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
     if spec.get("advertising") is False:
         advertise_after = math.inf
 
+    rotate_every = int(spec.get("rotate_every", 0))
+    if rotate_every < 0:
+        raise ValueError(f"tag {tag_id!r}: rotate_every must be 0 (never) or a number of PDUs")
     interval_ms = float(spec.get("interval_ms", 100))
     if not 20 <= interval_ms <= 10_485_759.375:
         raise ValueError(f"tag {tag_id!r}: interval_ms must be within 20…10485759.375 (Core spec)")
@@ -219,6 +254,8 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
         identity=identity,
         peer=peer,
         advertise_after=advertise_after,
+        irk=irk,
+        rotate_every=rotate_every,
     )
 
 

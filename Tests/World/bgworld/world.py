@@ -13,7 +13,7 @@ from bumble import hci
 from . import hcibytes
 from .links import LinkManager, WorldLink
 from .radio import RadioModel
-from .tags import Tag, TagAdvertiser, tag_from_dict
+from .tags import Tag, TagAdvertiser, resolvable_private_address, tag_from_dict
 
 # A PDU from something that is not a scripted tag (a Bumble Device on the link).
 DEFAULT_PEER_DISTANCE_M = 1.0
@@ -60,6 +60,17 @@ class World:
         self.tags[tag.id] = tag
         self._by_address[key] = tag
 
+    def rotate_address(self, tag: Tag) -> None:
+        """A new resolvable private address for an `rpa` tag (from its IRK, or made up)."""
+        del self._by_address[(bytes(tag.address.address_bytes), int(tag.address.address_type))]
+        while True:
+            address = resolvable_private_address(tag.irk, self.rng)
+            key = (bytes(address.address_bytes), int(address.address_type))
+            if key not in self._by_address:
+                break
+        tag.address = address
+        self._by_address[key] = tag
+
     # -- time --------------------------------------------------------------------
 
     def uptime(self) -> float:
@@ -95,6 +106,8 @@ class World:
     def _emit(self, tag: Tag) -> None:
         if self.muted or not tag.advertising_at(self.scenario_time()):
             return
+        if tag.rotate_every and tag.pdus_sent and tag.pdus_sent % tag.rotate_every == 0:
+            self.rotate_address(tag)
         tag.pdus_sent += 1
         self.stats[tag.id].pdus += 1
         # As a peer controller would: the link fans the PDU out to every controller
