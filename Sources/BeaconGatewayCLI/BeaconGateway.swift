@@ -12,6 +12,8 @@ struct BeaconGateway: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "beacon-gateway",
         abstract: "A presence gateway for a door: raw-HCI BLE scanning, tag recognition and check-in/check-out.",
+        discussion: "Documentation: /usr/share/doc/beacon-gateway/ when installed from the package (docs/README.md "
+            + "indexes the guides; docs/raspberry-pi.md installs a door).",
         version: version,
         subcommands: [
             RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, KeygenCommand.self,

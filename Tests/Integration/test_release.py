@@ -275,6 +275,15 @@ def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
                  "/usr/share/doc/beacon-gateway/LICENSE", "/usr/share/doc/beacon-gateway/BUILD-INFO",
                  "/usr/share/doc/beacon-gateway/relink-kit.tar.xz"):
         assert path in entries, f"{path} missing from the package:\n{listing}"
+    # Every guide README links to, where its links (docs/…) find it; the unit points there.
+    for guide in sorted(path for path in (REPO_ROOT / "docs").rglob("*") if path.is_file()):
+        packaged = "/usr/share/doc/beacon-gateway/docs/" + guide.relative_to(REPO_ROOT / "docs").as_posix()
+        assert packaged in entries, f"{packaged} missing from the package"
+        assert entries[packaged][0] == "-rw-r--r--", (packaged, entries[packaged])
+    unit = (REPO_ROOT / "systemd" / "beacon-gateway.service").read_text()
+    documentation = next(line for line in unit.splitlines() if line.startswith("Documentation="))
+    for uri in documentation.removeprefix("Documentation=").split():
+        assert uri.removeprefix("file:") in entries, f"the unit's {uri} is not in the package"
     assert all(owner == "root/root" for _, owner, _ in entries.values())
     # No secrets ship: the token and keys are the installer's.
     assert not any(name.endswith(("token", ".key")) for name in entries)
@@ -528,3 +537,9 @@ def test_install_sh_refuses_a_package_of_another_architecture(tmp_path):
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1, result.stdout + result.stderr
     assert f"is for {other}" in result.stderr
+
+
+def test_help_names_where_the_package_puts_the_documentation(gateway_bin):
+    result = subprocess.run([str(gateway_bin), "--help"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "/usr/share/doc/beacon-gateway/" in result.stdout and "docs/raspberry-pi.md" in result.stdout, result.stdout
