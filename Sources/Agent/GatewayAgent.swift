@@ -130,7 +130,7 @@ public final class GatewayAgent {
         startFleet()
 
         let spec = configuration.bluetooth.transport
-        let isReplay: Bool = if case .btsnoop = spec { true } else { false }
+        let isReplay = self.isReplay
         let link: ControllerLink
         do {
             link = try ControllerSession(

@@ -21,7 +21,7 @@ import HCI
 ///   Command Status events: they answer commands this host did not send. The host's own
 ///   recorded packets are skipped.
 ///
-/// The file is streamed in 1 MiB chunks, so a 100 MB capture costs a few MiB of memory. A
+/// The file is streamed in 256 KiB chunks, so the size of a capture does not show in memory. A
 /// record that cannot be right (impossible length, not btsnoop) ends the replay with
 /// `.corruptReplayFile`; a last record cut short (a capture whose writer was killed) just
 /// ends it.

@@ -21,4 +21,19 @@ final class ClockSyncTests: XCTestCase {
         XCTAssertTrue(agent.clockSynchronisedNow())
     }
 
+    /// A replay's events carry the capture's recorded times: an unsynchronised system
+    /// clock neither marks them nor is warned about (the warning comes with the core's
+    /// change to unsynchronised, which must not happen).
+    func testAReplayIgnoresTheSystemClocksSynchronisation() {
+        var configuration = GatewayConfiguration(gateway: .init(id: "door-1"))
+        configuration.bluetooth.transport = .btsnoop(path: "/nonexistent/door.btsnoop")
+        let agent = GatewayAgent(options: .init(configurationPath: "gateway.toml", configuration: configuration, appVersion: "test"))
+        agent.clockSync = Switch()
+        let actions = agent.core.observeClock(agent.readClock(), at: agent.loop.now)
+        XCTAssertTrue(actions.isEmpty, "no warning that events carry clockSynced=false: \(actions)")
+        XCTAssertTrue(agent.core.clockSynced)
+        XCTAssertTrue(agent.clockSynchronisedNow())
+        XCTAssertTrue(agent.core.clockSynced, "events decided now carry clockSynced=true")
+    }
+
 }
