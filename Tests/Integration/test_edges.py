@@ -5,6 +5,7 @@ the event server (docs/event-api.md, docs/configuration.md, docs/security.md).""
 from __future__ import annotations
 
 import email.utils
+import json
 import os
 import pathlib
 import subprocess
@@ -87,6 +88,10 @@ def test_outbox_commands_never_create_the_outbox(gateway_bin, tmp_path, command)
     assert result.returncode == 1, result.stdout
     assert f"there is no outbox yet at {tmp_path / 'gateway.sqlite'}" in result.stderr
     assert list(tmp_path.iterdir()) == [], "nothing was created"
+    if "--json" in command:
+        # A site's script still gets one JSON object, saying so.
+        assert json.loads(result.stdout) == {"outbox": str(tmp_path / "gateway.sqlite"), "exists": False,
+                                             "error": result.stderr.strip().removeprefix("outbox: ")}
 
 
 @pytest.mark.parametrize("value", ["0", "past-date"])

@@ -23,11 +23,14 @@ struct OutboxLocation: ParsableArguments {
 
     /// `readOnly` for the commands that only look: they must never create the file (run
     /// as root, that would leave a database the service cannot write).
-    func openStore(readOnly: Bool) throws -> Store {
+    /// - Parameter noOutbox: called with the path and the message when there is no outbox
+    ///   yet (before the agent's first run), besides the message on stderr.
+    func openStore(readOnly: Bool, noOutbox: ((_ path: String, _ message: String) -> Void)? = nil) throws -> Store {
         let path = try storePath()
         do {
             return try Store(path: path, readOnly: readOnly)
         } catch {
+            if case .noOutbox = error { noOutbox?(path, error.description) }
             printError("outbox: \(error.description)")
             throw GatewayExitCode.runtimeFailure
         }

@@ -19,7 +19,8 @@ struct OutboxStatusCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let store = try location.openStore(readOnly: true)
+        let noOutbox: ((String, String) -> Void)? = json ? { path, message in Self.printNoOutbox(path: path, message: message) } : nil
+        let store = try location.openStore(readOnly: true, noOutbox: noOutbox)
         let now = SystemClock().wallMilliseconds
         let status = try orFail { () throws(StoreError) in try store.status(nowMillis: now) }
         let retention = try orFail { () throws(StoreError) in try store.retentionTotals() }
@@ -28,6 +29,8 @@ struct OutboxStatusCommand: ParsableCommand {
         if json {
             var writer = JSONWriter()
             writer.beginObject()
+            writer.key("outbox"); writer.string(store.path)
+            writer.key("exists"); writer.bool(true)
             writer.key("pending"); writer.number(status.pending)
             writer.key("sent"); writer.number(status.sent)
             writer.key("rejected"); writer.number(status.rejected)
@@ -70,5 +73,17 @@ struct OutboxStatusCommand: ParsableCommand {
         text += "  retention pruned: sent \(pruned.sent) · rejected \(pruned.rejected) · dead \(pruned.dead)"
             + " · unsent \(pruned.unsent) · last \(retention.lastPruneMillis.map { isoTimestamp(millis: $0) } ?? "never")\n"
         writeStandardOutput(text)
+    }
+
+    /// `--json` before the agent's first run: still one JSON object, which says there is no
+    /// outbox yet (the exit code stays 1, as for the text).
+    private static func printNoOutbox(path: String, message: String) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("outbox"); writer.string(path)
+        writer.key("exists"); writer.bool(false)
+        writer.key("error"); writer.string(message)
+        writer.endObject()
+        writeStandardOutput(writer.text + "\n")
     }
 }
