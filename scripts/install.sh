@@ -114,7 +114,8 @@ cat <<'EOF'
  2. Put the secret files in place, readable by the service only:
       install -m 600 -o beacon-gateway -g beacon-gateway /path/to/token /etc/beacon-gateway/token
       install -m 600 -o beacon-gateway -g beacon-gateway /path/to/master.key /etc/beacon-gateway/master.key
-      (a site without a master key yet creates one with: beacon-gateway keygen --new-master)
+      (a site without a master key yet creates one, for the service, with:
+       sudo beacon-gateway keygen --new-master /etc/beacon-gateway/master.key)
  3. Check:  beacon-gateway check-config
     Try:    beacon-gateway scan --seconds 10     (stop bluetoothd first; shows the tags in range)
  4. Start:  systemctl enable --now beacon-gateway
@@ -122,5 +123,5 @@ cat <<'EOF'
     LEDs:   all on 300 ms at start; green steady = scanning; green double blink = check-in/out;
             amber blinking = events waiting for the server, amber steady = server refuses us;
             red fast blink = controller down/recovering; red steady = configuration error.
-    Full guide: /usr/share/doc/beacon-gateway/README.md ("Installing at a door").
+    Full guide: /usr/share/doc/beacon-gateway/docs/raspberry-pi.md (all guides: docs/README.md there).
 EOF

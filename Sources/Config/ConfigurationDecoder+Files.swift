@@ -47,7 +47,7 @@ extension ConfigurationDecoder {
             return SecretFile(path: path)
         }
         // Checked before the content is even looked at: a readable secret is already leaked.
-        if let exposed = Self.exposure(of: path, permissions: snapshot.permissions) {
+        if let exposed = SecretFileRule.exposure(of: path, permissions: snapshot.permissions) {
             table.report(key, exposed)
             return SecretFile(path: path)
         }
@@ -64,20 +64,12 @@ extension ConfigurationDecoder {
         }
     }
 
-    /// Why a file holding a secret is unsafe, or `nil` when it is closed to group and
-    /// others. The one rule for secret files and for the configuration file when it holds
-    /// a secret inline (a tag's key or IRK, a password in the URL).
-    static func exposure(of path: String, permissions: UInt32) -> String? {
-        guard permissions & 0o077 != 0 else { return nil }
-        return "\(path) must not be accessible to group or others (mode \(octal(permissions))); run `chmod 600 \(path)`"
-    }
-
     /// Reports `key` when it holds a secret inline and the configuration file itself is
     /// readable by group or others; returns whether it did.
     @discardableResult
     func refuseInlineSecret(_ key: String, in table: inout TableReader) -> Bool {
         guard let permissions = configurationFilePermissions,
-              let exposed = Self.exposure(of: diagnostics.file, permissions: permissions) else { return false }
+              let exposed = SecretFileRule.exposure(of: diagnostics.file, permissions: permissions) else { return false }
         table.report(key, "holds a secret, and \(exposed)")
         return true
     }

@@ -48,7 +48,7 @@ final class SecretFileIssueTests: XCTestCase {
         """
         XCTAssertThrowsError(try GatewayConfiguration.parse(text: text, file: "gateway.toml", fileSystem: SystemFileSystem())) { error in
             XCTAssertEqual((error as? ConfigurationError)?.description,
-                           "gateway.toml:5: server.token_file: \(token) must not be accessible to group or others (mode 0644); run `chmod 600 \(token)`")
+                           "gateway.toml:5: server.token_file: \(token) must not be accessible to group or others (mode 0644); run `chown beacon-gateway: \(token) && chmod 600 \(token)` (the service reads it as the user beacon-gateway)")
         }
     }
 
@@ -93,7 +93,7 @@ final class SecretFileIssueTests: XCTestCase {
         [security]
         master_key_file = "/etc/bg/master.key"
         """, fileSystem: fs, [
-            "gateway.toml:4: security.master_key_file: /etc/bg/master.key must not be accessible to group or others (mode 0640); run `chmod 600 /etc/bg/master.key`",
+            "gateway.toml:4: security.master_key_file: /etc/bg/master.key must not be accessible to group or others (mode 0640); run `chown beacon-gateway: /etc/bg/master.key && chmod 600 /etc/bg/master.key` (the service reads it as the user beacon-gateway)",
         ])
     }
 

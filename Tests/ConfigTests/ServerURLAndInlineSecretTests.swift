@@ -61,7 +61,7 @@ final class ServerURLAndInlineSecretTests: XCTestCase {
 
     func testInlineSecretsInAReadableFileAreRefusedLikeSecretFiles() {
         for mode: UInt32 in [0o644, 0o640, 0o604] {
-            let exposed = "/etc/bg/gateway.toml must not be accessible to group or others (mode \(String(mode, radix: 8).count == 3 ? "0" : "")\(String(mode, radix: 8))); run `chmod 600 /etc/bg/gateway.toml`"
+            let exposed = "/etc/bg/gateway.toml must not be accessible to group or others (mode \(String(mode, radix: 8).count == 3 ? "0" : "")\(String(mode, radix: 8))); run `chown beacon-gateway: /etc/bg/gateway.toml && chmod 600 /etc/bg/gateway.toml` (the service reads it as the user beacon-gateway)"
             XCTAssertThrowsError(try GatewayConfiguration.parse(text: person, file: "/etc/bg/gateway.toml", fileSystem: standardFileSystem(), permissions: mode)) { error in
                 XCTAssertEqual((error as? ConfigurationError)?.issues.map(\.description), [
                     "/etc/bg/gateway.toml:7: person[1].tag[1].irk: holds a secret, and \(exposed)",
@@ -74,7 +74,7 @@ final class ServerURLAndInlineSecretTests: XCTestCase {
             fileSystem: standardFileSystem(), permissions: 0o644
         )) { error in
             XCTAssertEqual((error as? ConfigurationError)?.issues.map(\.description), [
-                "/etc/bg/gateway.toml:4: server.url: holds a secret, and /etc/bg/gateway.toml must not be accessible to group or others (mode 0644); run `chmod 600 /etc/bg/gateway.toml`",
+                "/etc/bg/gateway.toml:4: server.url: holds a secret, and /etc/bg/gateway.toml must not be accessible to group or others (mode 0644); run `chown beacon-gateway: /etc/bg/gateway.toml && chmod 600 /etc/bg/gateway.toml` (the service reads it as the user beacon-gateway)",
             ])
         }
     }

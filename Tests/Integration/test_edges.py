@@ -74,7 +74,7 @@ def test_inline_secrets_in_a_readable_configuration_are_refused(gateway_bin, tmp
     os.chmod(config, 0o644)
     result = check_config(gateway_bin, config)
     assert result.returncode == 2, result.stdout
-    exposed = f"{config} must not be accessible to group or others (mode 0644); run `chmod 600 {config}`"
+    exposed = f"{config} must not be accessible to group or others (mode 0644); run `chown beacon-gateway: {config} && chmod 600 {config}` (the service reads it as the user beacon-gateway)"
     assert f"{config}:{line_of(config, 'irk')}: person[1].tag[1].irk: holds a secret, and {exposed}" in result.stderr
     assert f"{config}:{line_of(config, 'key')}: person[1].tag[1].key: holds a secret, and {exposed}" in result.stderr
     assert TAG_KEY not in result.stderr and IRK not in result.stderr

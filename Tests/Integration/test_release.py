@@ -378,6 +378,10 @@ echo "config=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/gateway.toml)"
 echo "state_dir=$(in_root stat -c '%a %U:%G' /var/lib/beacon-gateway)"
 echo "binary=$(in_root stat -c '%a %U:%G' /usr/bin/beacon-gateway)"
 echo "enabled_first=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
+echo "== a new site master key, made by root as the guide says"
+in_root beacon-gateway keygen --new-master /etc/beacon-gateway/master.key
+echo "master_key=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/master.key)"
+echo "master_key_service=$(in_root runuser -u beacon-gateway -- cat /etc/beacon-gateway/master.key >/dev/null && echo reads || echo refused)"
 echo "== edit the configuration and reinstall (the upgrade path)"
 cat >"$M/etc/beacon-gateway/gateway.toml" <<'TOML'
 {edited}TOML
@@ -402,6 +406,11 @@ echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.targe
     assert facts["config"] == "640 root:beacon-gateway"
     assert facts["state_dir"] == "750 beacon-gateway:beacon-gateway"
     assert facts["binary"] == "755 root:root"
+    # keygen run by root gives the key to the service, which reads it (a root-owned 0600 key
+    # would stop the service at its start).
+    assert facts["master_key"] == "600 beacon-gateway:beacon-gateway", result.stdout + result.stderr
+    assert facts["master_key_service"] == "reads"
+    assert "owner beacon-gateway: the service reads it" in result.stdout + result.stderr
     # The example configuration: installed, not enabled, and the installer is told what next.
     assert facts["enabled_first"] == "no"
     assert "NOT enabled" in result.stdout and "check-config" in result.stdout

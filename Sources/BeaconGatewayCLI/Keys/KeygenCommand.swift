@@ -90,8 +90,12 @@ struct KeygenCommand: ParsableCommand {
         var generator = SystemRandomNumberGenerator()
         let key = MasterKey.generate(using: &generator)
         switch MasterKeyFile.create(path: path, content: key.fileContent) {
-        case .success:
-            printError("wrote a new master key to \(path) (mode 0600); set [security] master_key_file = \"\(path)\"")
+        case .success(let owner):
+            let readable = owner == .serviceUser
+                ? "mode 0600, owner \(SecretFileRule.serviceUser): the service reads it"
+                : "mode 0600, owned by whoever ran this; the service reads it as the user \(SecretFileRule.serviceUser): "
+                    + "`chown \(SecretFileRule.serviceUser): \(path)`"
+            printError("wrote a new master key to \(path) (\(readable)); set [security] master_key_file = \"\(path)\"")
             if print { writeStandardOutput(hex(key.bytes) + "\n") }
         case .failure(let error):
             printError(error.message)

@@ -21,9 +21,8 @@ enum MasterKeyFile {
             return .failure(Failure(message: "\(path) \(error)"))
         }
         guard snapshot.isRegularFile else { return .failure(Failure(message: "\(path) is not a regular file")) }
-        guard snapshot.permissions & 0o077 == 0 else {
-            let mode = String(snapshot.permissions & 0o7777, radix: 8)
-            return .failure(Failure(message: "\(path) must not be accessible to group or others (mode 0\(mode)); run `chmod 600 \(path)`"))
+        if let exposed = SecretFileRule.exposure(of: path, permissions: snapshot.permissions & 0o7777) {
+            return .failure(Failure(message: exposed))
         }
         guard !snapshot.isTruncated, let key = MasterKey(fileContent: snapshot.bytes) else {
             return .failure(Failure(message: "\(path) must contain a 256-bit key as 64 hex digits"))
@@ -31,9 +30,19 @@ enum MasterKeyFile {
         return .success(key)
     }
 
+    /// Who a new key file belongs to: the service's user when root makes it and that user
+    /// exists (the service then reads it; a root-owned 0600 key would stop it), else
+    /// whoever runs the command.
+    enum Owner: Equatable {
+        case serviceUser
+        case caller
+    }
+
     /// Creates `path` with mode 0600 and writes `content`; refuses to replace anything
-    /// already there (O_EXCL, and O_NOFOLLOW so a planted symlink is not followed).
-    static func create(path: String, content: String) -> Result<Void, Failure> {
+    /// already there (O_EXCL, and O_NOFOLLOW so a planted symlink is not followed). Made by
+    /// root, the file goes to the service's user (`SecretFileRule.serviceUser`) when it
+    /// exists.
+    static func create(path: String, content: String) -> Result<Owner, Failure> {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             let code = errno
@@ -43,11 +52,19 @@ enum MasterKeyFile {
         // The umask may only have taken bits away; make the mode exact anyway.
         _ = fchmod(fd, 0o600)
         var failure: Failure?
+        var owner = Owner.caller
+        if geteuid() == 0, let service = getpwnam(SecretFileRule.serviceUser) {
+            if fchown(fd, service.pointee.pw_uid, service.pointee.pw_gid) == 0 {
+                owner = .serviceUser
+            } else {
+                failure = Failure(message: "cannot give \(path) to the user \(SecretFileRule.serviceUser): \(String(cString: strerror(errno)))")
+            }
+        }
         var bytes = Array(content.utf8)
         let count = bytes.count
         var offset = 0
         bytes.withUnsafeMutableBytes { buffer in
-            while offset < count, let base = buffer.baseAddress {
+            while failure == nil, offset < count, let base = buffer.baseAddress {
                 let written = write(fd, base + offset, count - offset)
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else {
@@ -66,6 +83,6 @@ enum MasterKeyFile {
             unlink(path)
             return .failure(failure)
         }
-        return .success(())
+        return .success(owner)
     }
 }
