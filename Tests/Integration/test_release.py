@@ -210,9 +210,9 @@ def test_scan_live_then_replayed_from_its_capture_in_an_empty_chroot(empty_root,
     capture = empty_root / "scan.btsnoop"
     assert capture.stat().st_size > 16
 
-    # ... then the capture replayed: the same advertisers, and the configured person matched.
-    replay = GatewayRun("unshare", _in_chroot(empty_root, "scan", "--config", "/etc/beacon-gateway/gateway.toml",
-                                              "--transport", "btsnoop:/scan.btsnoop", "--json"))
+    # ... then the capture replayed: the same advertisers, and the configured person matched
+    # (the installed configuration is scan's default, as run's).
+    replay = GatewayRun("unshare", _in_chroot(empty_root, "scan", "--transport", "btsnoop:/scan.btsnoop", "--json"))
     try:
         assert replay.wait_exit(60) == 0, replay.diagnostics()
     finally:
@@ -223,6 +223,17 @@ def test_scan_live_then_replayed_from_its_capture_in_an_empty_chroot(empty_root,
     assert finals[IDENTITY_1M]["person"] == "u_release"
     assert finals[IDENTITY_1M]["tag"] == "tag-release"
     assert set(filter(None, finals)) == set(filter(None, live_finals))
+
+    # --no-config: the same advertisers, nobody's.
+    bare = GatewayRun("unshare", _in_chroot(empty_root, "scan", "--no-config", "--transport", "btsnoop:/scan.btsnoop",
+                                            "--json"))
+    try:
+        assert bare.wait_exit(60) == 0, bare.diagnostics()
+    finally:
+        bare.kill()
+    bare_finals = {ibeacon_of(line): line for line in final_lines(bare.lines)}
+    assert bare_finals[IDENTITY_1M]["person"] is None
+    assert set(filter(None, bare_finals)) == set(filter(None, finals))
 
 
 def _has_subcommand(binary: pathlib.Path, name: str) -> bool:

@@ -4,6 +4,9 @@ import GatewayCore
 import HCITransport
 import Host
 import Journal
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `beacon-gateway scan`: a live view of every advertiser the controller hears.
 struct ScanCommand: ParsableCommand {
@@ -27,8 +30,13 @@ struct ScanCommand: ParsableCommand {
     @Flag(name: .long, help: "Print JSON lines (format: docs/cli.md) instead of the table.")
     var json = false
 
-    @Option(name: .long, help: "Configuration file, to show the person and tag each advertiser belongs to.")
+    @Option(name: .long, help: ArgumentHelp(
+        "Configuration file: its transport and scan settings, and the person and tag each advertiser belongs to.",
+        discussion: "Default: \(defaultConfigurationPath) when it exists, as for run."))
     var config: String?
+
+    @Flag(name: .long, help: "Scan without a configuration: hci0 unless --transport says otherwise, no persons.")
+    var noConfig = false
 
     @Option(name: .long, help: "Write every HCI packet, both ways, to this btsnoop file (opens in Wireshark/tshark).")
     var capture: String?
@@ -40,19 +48,23 @@ struct ScanCommand: ParsableCommand {
     var active = false
 
     func validate() throws {
+        if config != nil, noConfig { throw ValidationError("give --config PATH or --no-config, not both") }
         if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be a positive number of seconds, got \(seconds)") }
         if let duty, !(0.1 ... 1.0).contains(duty) { throw ValidationError("--duty must be between 0.1 and 1.0, got \(duty)") }
     }
 
     func run() throws {
         var configuration: GatewayConfiguration?
-        if let config {
+        if let path = configurationPath {
             do {
-                configuration = try GatewayConfiguration.load(path: config)
+                configuration = try GatewayConfiguration.load(path: path)
             } catch {
                 printError(error.description)
+                if config == nil { printError("scan: (the installed configuration; --no-config scans without it)") }
                 throw GatewayExitCode.configurationError
             }
+        } else if !noConfig {
+            printError("scan: no configuration at \(defaultConfigurationPath); scanning without persons (--config PATH names one)")
         }
         let spec = try transportSpec(option: transport, otherwise: configuration?.bluetooth.transport ?? .userChannel(index: 0))
         let options = ScanSession.Options(
@@ -70,5 +82,13 @@ struct ScanCommand: ParsableCommand {
             printError("scan: \(message)")
             throw GatewayExitCode.runtimeFailure
         }
+    }
+
+    /// `--config`, else the installed configuration when it exists (what `run` reads),
+    /// else none.
+    private var configurationPath: String? {
+        if let config { return config }
+        if noConfig { return nil }
+        return access(defaultConfigurationPath, F_OK) == 0 ? defaultConfigurationPath : nil
     }
 }
