@@ -379,6 +379,7 @@ def _facts(output: str) -> dict[str, str]:
 
 def test_deb_installs_creates_the_user_and_enables_only_an_edited_config(deb, tmp_path):
     edited = CHROOT_CONFIG.replace("door-release-test", "door-installed")
+    access = CHROOT_CONFIG + '\n[security]\nmaster_key_file = "/etc/beacon-gateway/root.key"\n'
     script = f"""
 echo "== first install"
 in_root dpkg -i /tmp/pkg/beacon-gateway.deb
@@ -393,6 +394,17 @@ echo "== a new site master key, made by root as the guide says"
 in_root beacon-gateway keygen --new-master /etc/beacon-gateway/master.key
 echo "master_key=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/master.key)"
 echo "master_key_service=$(in_root runuser -u beacon-gateway -- cat /etc/beacon-gateway/master.key >/dev/null && echo reads || echo refused)"
+echo "== check-config run by root answers for the service's user"
+cat >"$M/etc/beacon-gateway/access.toml" <<'TOML'
+{access}TOML
+in_root cp /etc/beacon-gateway/master.key /etc/beacon-gateway/root.key
+in_root chown root:root /etc/beacon-gateway/root.key
+status=0; in_root beacon-gateway check-config --config /etc/beacon-gateway/access.toml >/dev/null 2>"$M/tmp/pkg/access.err" || status=$?
+echo "access_root_owned=$status"
+sed 's/^/access: /' "$M/tmp/pkg/access.err"
+in_root chown beacon-gateway: /etc/beacon-gateway/root.key
+status=0; in_root beacon-gateway check-config --config /etc/beacon-gateway/access.toml >/dev/null 2>&1 || status=$?
+echo "access_service_owned=$status"
 echo "== edit the configuration and reinstall (the upgrade path)"
 cat >"$M/etc/beacon-gateway/gateway.toml" <<'TOML'
 {edited}TOML
@@ -422,6 +434,13 @@ echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.targe
     assert facts["master_key"] == "600 beacon-gateway:beacon-gateway", result.stdout + result.stderr
     assert facts["master_key_service"] == "reads"
     assert "owner beacon-gateway: the service reads it" in result.stdout + result.stderr
+    # Root could read the root-owned key; the service could not: check-config says so, with
+    # the fix, and fails as the start would.
+    assert facts["access_root_owned"] == "2", result.stdout
+    assert ("access: /etc/beacon-gateway/access.toml: the service (user beacon-gateway) cannot read "
+            "/etc/beacon-gateway/root.key (owner root:root, mode 0600); run `chown beacon-gateway: "
+            "/etc/beacon-gateway/root.key && chmod 600 /etc/beacon-gateway/root.key`") in result.stdout, result.stdout
+    assert facts["access_service_owned"] == "0", result.stdout
     # The example configuration: installed, not enabled, and the installer is told what next.
     assert facts["enabled_first"] == "no"
     assert "NOT enabled" in result.stdout and "check-config" in result.stdout

@@ -53,8 +53,8 @@ enum MasterKeyFile {
         _ = fchmod(fd, 0o600)
         var failure: Failure?
         var owner = Owner.caller
-        if geteuid() == 0, let service = getpwnam(SecretFileRule.serviceUser) {
-            if fchown(fd, service.pointee.pw_uid, service.pointee.pw_gid) == 0 {
+        if geteuid() == 0, let service = ServiceAccountLookup.load().users.user(named: SecretFileRule.serviceUser) {
+            if fchown(fd, service.uid, service.gid) == 0 {
                 owner = .serviceUser
             } else {
                 failure = Failure(message: "cannot give \(path) to the user \(SecretFileRule.serviceUser): \(String(cString: strerror(errno)))")
