@@ -9,9 +9,9 @@
 # - unblocks Bluetooth in rfkill;
 # - offers to stop bluetoothd (bluetooth.service): the gateway takes the controller over
 #   an exclusive HCI user channel, which fails with "busy" while bluetoothd manages it.
-#   --yes disables it without asking; --keep-bluetoothd leaves it alone (use that when
-#   the gateway gets its own USB or UART controller, and see the README for how to keep
-#   bluetoothd off that adapter);
+#   --yes disables it without asking; --keep-bluetoothd leaves it running (bluetoothd
+#   cannot be told to leave one adapter alone, so a gateway beside a running bluetoothd
+#   is not supported: docs/raspberry-pi.md, section 4);
 # - never starts the service: it prints what to edit and how to start it.
 set -eu
 
