@@ -10,6 +10,9 @@ public enum TextfileWriter {
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         guard fd >= 0 else { throw LocalServerError("cannot write \(temporary)", errno: errno) }
+        // World-readable whatever the umask (the unit's is 0077): node_exporter runs as
+        // another user, and metrics hold no secret.
+        _ = fchmod(fd, 0o644)
         let bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
