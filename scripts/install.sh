@@ -120,8 +120,11 @@ cat <<'EOF'
     Try:    beacon-gateway scan --seconds 10     (stop bluetoothd first; shows the tags in range)
  4. Start:  systemctl enable --now beacon-gateway
  5. Watch:  journalctl -u beacon-gateway -f
-    LEDs:   all on 300 ms at start; green steady = scanning; green double blink = check-in/out;
-            amber blinking = events waiting for the server, amber steady = server refuses us;
-            red fast blink = controller down/recovering; red steady = configuration error.
+    LEDs:   all on 300 ms at start; green steady = scanning; green off = not scanning;
+            green 1 Hz = check-ins paused by the server; green double blink = check-in/out;
+            amber off = all delivered; amber 1 Hz = events waiting for the server; amber
+            steady = server refuses us or dead letters; amber 4 Hz = events cannot be stored
+            (disk); red 4 Hz = controller down/recovering; red three flashes = a proof
+            failed; red steady = configuration error. The card: docs/leds.md.
     Full guide: /usr/share/doc/beacon-gateway/docs/raspberry-pi.md (all guides: docs/README.md there).
 EOF
