@@ -101,3 +101,51 @@ def test_the_alert_rules_are_valid_and_pass_their_unit_tests():
     tests = (MONITORING / "alerts.test.yml").read_text()
     firing = set(re.findall(r"alertname: (\w+)\n\s+exp_alerts:\n\s+- exp_labels", tests))
     assert firing == {rule["alert"] for rule in rules}
+
+
+def test_the_documents_examples_follow_its_schemas():
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    document = yaml.safe_load(DOCUMENT.read_text())
+    registry = Registry().with_resource("urn:api", Resource.from_contents(document, default_specification=DRAFT202012))
+    paths = document["paths"]
+    examples = [
+        ("Event", paths["/v1/attendance/events"]["post"]["requestBody"]["content"]["application/json"]["example"]),
+        ("Heartbeat", paths["/v1/gateways/{gatewayId}/heartbeat"]["post"]["requestBody"]["content"]["application/json"]["example"]),
+        ("Roster", paths["/v1/gateways/{gatewayId}/roster"]["get"]["responses"]["200"]["content"]["application/json"]["example"]),
+        ("Event", EVENT),
+    ]
+    for name, example in examples:
+        validator = Draft202012Validator({"$ref": f"urn:api#/components/schemas/{name}"}, registry=registry)
+        assert [error.message for error in validator.iter_errors(example)] == [], name
+
+
+def test_schemathesis_finds_the_reference_server_answering_as_documented(tmp_path):
+    """The reference server of scripts/demo, run as the demo runs it, answers requests
+    generated from the document as the document says (status, headers, content type and
+    body of every answer; no server error)."""
+    import sys
+    schemathesis = pathlib.Path(sys.executable).with_name("schemathesis")
+    (tmp_path / "roster.json").write_text(json.dumps(
+        {"revision": "r-1", "persons": [{"id": "u_1", "name": "A", "tags": [
+            {"id": "t-1", "ibeacon": "e2c56db5-dffb-48d2-b060-d0f5a71096e0:1:2"}]}]}))
+    server = subprocess.Popen([sys.executable, "-m", "eventserver", "--port", "0", "--quiet",
+                               "--store", str(tmp_path / "events.sqlite"), "--roster-file", str(tmp_path / "roster.json")],
+                              cwd=tmp_path, env={**__import__("os").environ, "PYTHONPATH": str(REPO / "Tests" / "Integration")},
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        ready = server.stdout.readline().split()
+        assert ready and ready[0] == "READY", ready
+        checked = subprocess.run(
+            [str(schemathesis), "run", str(DOCUMENT), "--url", ready[1], "--mode", "positive",
+             "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,"
+                         "response_headers_conformance,response_schema_conformance",
+             "--max-examples", "10", "--seed", "1", "--suppress-health-check", "all", "--no-color"],
+            cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
+        assert re.search(r"Tested: 3\b", checked.stdout) and " failed" not in checked.stdout, checked.stdout[-2000:]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

@@ -38,10 +38,22 @@ def _problem(error: Exception) -> str:
     cause = error
     while cause is not None:
         for inner in getattr(cause, "schema_errors", None) or []:
-            where = "/".join(str(part) for part in inner.absolute_path)
-            details.append(f"{where or '(body)'}: {inner.message}")
+            for error in _nearest(inner):
+                where = "/".join(str(part) for part in error.absolute_path)
+                details.append(f"{where or '(body)'}: {error.message}")
         cause = cause.__cause__
     return "; ".join(details) if details else f"{type(error).__name__}: {error}"
+
+
+def _nearest(error) -> list:
+    """The errors of the oneOf branch that came nearest (fewest errors, then the deepest:
+    a wrong major of an iBeacon identity rather than "not an Eddystone one"), or the error."""
+    if not error.context:
+        return [error]
+    branches: dict = {}
+    for inner in error.context:
+        branches.setdefault(inner.relative_schema_path[0], []).append(inner)
+    return min(branches.values(), key=lambda errors: (len(errors), -max(len(e.absolute_path) for e in errors)))
 
 
 def request_problems(method: str, path: str, headers: dict[str, str], body: bytes,
