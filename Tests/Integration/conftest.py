@@ -172,3 +172,17 @@ def wait_until(predicate, timeout: float, what: str, poll: float = 0.05):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(poll)
+
+
+@pytest.fixture(autouse=True)
+def requests_follow_the_api_document():
+    """Every request a door sent to an event server during the test is one that
+    docs/api/openapi.yaml describes (answers are checked where a test asserts
+    `schemaProblems`: some tests serve a broken roster on purpose)."""
+    from eventserver.server import EventServer
+    EventServer.made.clear()
+    yield
+    problems = [problem for server in EventServer.made for problem in server.snapshot()["schemaProblems"]
+                if problem.startswith("request ")]
+    EventServer.made.clear()
+    assert problems == [], "requests the API document does not describe"

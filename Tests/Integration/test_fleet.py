@@ -19,9 +19,11 @@ import stat
 import statistics
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import wait_until
@@ -405,7 +407,27 @@ def test_hostile_metrics_clients_stall_neither_delivery_nor_heartbeats(gateway_b
 
 # MARK: - a real Prometheus
 
+DASHBOARD = pathlib.Path(__file__).resolve().parents[2] / "docs" / "monitoring" / "dashboard.json"
+ALERTS = DASHBOARD.with_name("alerts.yml")
+
+
+def dashboard_expressions() -> list[tuple[str, str]]:
+    """(panel title, PromQL) of every query in the fleet dashboard, its variables given
+    the values a site's Grafana would: this job, every door, a rate window of ten scrapes."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    expressions = []
+    for panel in dashboard["panels"]:
+        for target in panel["targets"]:
+            expression = (target["expr"].replace("$job", "beacon-gateway").replace("$instance", ".*")
+                          .replace("$__rate_interval", "10s"))
+            assert "$" not in expression, f"{panel['title']}: a variable the test does not know: {expression}"
+            expressions.append((panel["title"], expression))
+    return expressions
+
+
 def test_a_real_prometheus_scrapes_the_agent(gateway_bin, world_factory, agents, tmp_path):
+    """The scrape, and every query of docs/monitoring/dashboard.json and every alert of
+    docs/monitoring/alerts.yml evaluated by that Prometheus over the agent's series."""
     binary = shutil.which("prometheus")
     if binary is None:
         pytest.skip("Debian's prometheus package is not installed (apt-get install prometheus)")
@@ -416,27 +438,49 @@ def test_a_real_prometheus_scrapes_the_agent(gateway_bin, world_factory, agents,
     prometheus_port = free_port()
     (tmp_path / "prometheus.yml").write_text(
         "global:\n  scrape_interval: 1s\n"
-        f"scrape_configs:\n  - job_name: door\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
+        f"scrape_configs:\n  - job_name: beacon-gateway\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n")
     server = subprocess.Popen([binary, f"--config.file={tmp_path / 'prometheus.yml'}",
                                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
                                f"--web.listen-address=127.0.0.1:{prometheus_port}"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        def query(expression: str):
+        def evaluate(expression: str) -> dict:
+            """Prometheus's whole answer: {"status": "success", "data": …} or the error."""
             url = f"http://127.0.0.1:{prometheus_port}/api/v1/query?query={urllib.request.quote(expression)}"
             try:
                 with urllib.request.urlopen(url, timeout=5) as answer:
-                    result = json.load(answer)["data"]["result"]
+                    return json.load(answer)
+            except urllib.error.HTTPError as error:
+                return json.load(error)
+
+        def query(expression: str):
+            try:
+                answer = evaluate(expression)
             except OSError:
                 return None
-            return result or None
+            return answer["data"]["result"] or None if answer["status"] == "success" else None
 
-        up = wait_until(lambda: query('up{job="door"} == 1'), 30, "Prometheus scraping the agent")
+        up = wait_until(lambda: query('up{job="beacon-gateway"} == 1'), 30, "Prometheus scraping the agent")
         assert up[0]["metric"]["instance"] == f"127.0.0.1:{port}"
         checkins = wait_until(lambda: query('beacon_gateway_events_total{type="checkin"}'), 15, "the checkin counter")
         assert checkins[0]["value"][1] == "1"
-        samples = query('scrape_samples_scraped{job="door"}')
+        samples = query('scrape_samples_scraped{job="beacon-gateway"}')
         assert samples and int(samples[0]["value"][1]) > 40, "every family was ingested"
+
+        # Every dashboard query parses and has series to show (rates once two scrapes are
+        # in their window); "Doors down" selects failing scrapes, none here.
+        for title, expression in dashboard_expressions():
+            answer = evaluate(expression)
+            assert answer["status"] == "success", f"{title}: {expression}: {answer}"
+            if "== 0" not in expression or "or vector(0)" in expression:
+                wait_until(lambda: query(expression), 15, f"a result for {title}: {expression}")
+        # Every alert's expression evaluates, and a healthy door fires none of them (but
+        # the clock's: this machine's synchronisation is not the test's to choose).
+        for rule in yaml.safe_load(ALERTS.read_text())["groups"][0]["rules"]:
+            answer = evaluate(rule["expr"])
+            assert answer["status"] == "success", f"{rule['alert']}: {answer}"
+            if rule["alert"] != "BeaconGatewayClockUnsynchronised":
+                assert answer["data"]["result"] == [], f"{rule['alert']} fires on a healthy door: {answer}"
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -363,7 +363,7 @@ def test_five_people_walk_in_and_out_and_every_event_reaches_the_server_once(gat
     keys = {row["idempotencyKey"]: row for row in rows}
     wait_until(lambda: set(event_server.snapshot()["events"]) == set(keys), 20, "the ten events at the server")
     snapshot = event_server.snapshot()
-    assert snapshot["headerProblems"] == []
+    assert snapshot["headerProblems"] == [] and snapshot["schemaProblems"] == []
     assert all(snapshot["requests"][key] == 1 for key in keys), snapshot["requests"]
     assert all(entry["status"] == 201 for entry in snapshot["log"]), snapshot["log"]
     for key, body in snapshot["events"].items():
@@ -448,7 +448,7 @@ def test_events_left_undelivered_by_a_killed_agent_are_delivered_after_the_resta
                "the checkin and the checkout at the server")
     snapshot = event_server.snapshot()
     assert [snapshot["events"][key]["type"] for key in snapshot["order"]] == ["checkin", "checkout"]
-    assert snapshot["headerProblems"] == []
+    assert snapshot["headerProblems"] == [] and snapshot["schemaProblems"] == []
     wait_rows(gateway_bin, config, lambda rows: all(row["state"] == "sent" for row in rows), 10, "both sent", second)
     assert second.stop() == 0
 
@@ -648,7 +648,7 @@ def test_sighup_that_adds_a_server_delivers_what_was_stored_alone(gateway_bin, w
     rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") == 1, 20, "the checkout", agent)
     wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 20,
                "the checkout at the server")
-    assert event_server.snapshot()["headerProblems"] == []
+    assert event_server.snapshot()["headerProblems"] == [] and event_server.snapshot()["schemaProblems"] == []
     assert agent.stop() == 0
 
 

@@ -50,6 +50,9 @@ struct SyntheticEvent {
         for value in [-75, -71, -68, -66] { writer.number(value) }
         writer.endArray()
         writer.key("txPower"); writer.number(-59)
+        // Every key of a real event's body is present (docs/api/openapi.yaml); a
+        // checkout's handshake is null.
+        writer.key("handshake"); writer.null()
         writer.key("app")
         writer.beginObject()
         writer.key("version"); writer.string(BeaconGateway.version)

@@ -1,7 +1,8 @@
 """The event server: stores events by Idempotency-Key (201 first, 200 duplicate), checks
 the headers and body of docs/event-api.md, records heartbeats, serves a gateway's roster
 (docs/fleet.md: ETag = content hash, 304 on If-None-Match), and misbehaves on request
-through ``POST /_control``."""
+through ``POST /_control``. Every request to the site's API and every answer to one is
+validated against docs/api/openapi.yaml; mismatches are kept as ``schemaProblems``."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import subprocess
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from . import contract
 
 EVENTS_PATH = "/v1/attendance/events"
 HEARTBEAT_PREFIX = "/v1/gateways/"
@@ -63,6 +66,9 @@ class State:
         self.requests: dict[str, int] = {}  # key -> POSTs seen (any answer)
         self.log: list[dict] = []  # every POST: key, status, t, userId, sequence
         self.header_problems: list[str] = []
+        # Requests and answers of the site's API that docs/api/openapi.yaml does not
+        # describe (a scripted answer that breaks it on purpose lands here too).
+        self.schema_problems: list[str] = []
         # Every heartbeat once answered: number (in arrival order, from 1), received and t
         # (monotonic, arrival and answer), gateway (from the path), headers, body, status.
         self.heartbeats: list[dict] = []
@@ -136,6 +142,7 @@ class State:
                 "requests": dict(self.requests),
                 "log": list(self.log),
                 "headerProblems": list(self.header_problems),
+                "schemaProblems": list(self.schema_problems),
                 "heartbeats": list(self.heartbeats),
                 "rosterRequests": list(self.roster_requests),
                 "heartbeatsHeld": sorted(self.heartbeats_held),
@@ -146,6 +153,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "eventserver/1"
     state: State  # set on the subclass per server
+    check_api = True  # set on the subclass per server
 
     def log_message(self, format: str, *args) -> None:  # noqa: A002 - quiet by default
         pass
@@ -158,8 +166,56 @@ class Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # What is answered, kept for the check against the API document.
+        self.answered = (code, {})
+        super().send_response(code, message)
+
+    def send_header(self, keyword: str, value: str) -> None:
+        if getattr(self, "answered", None) is not None:
+            self.answered[1][keyword] = value
+        super().send_header(keyword, value)
+
+    def _checked(self, body: bytes, handle) -> None:
+        """Runs `handle` for a request of the site's API, the request checked against the
+        API document first and its answer (if one is given: a dropped connection or
+        garbage is none) as it is written: before the client can read it, so a snapshot
+        taken after the answer holds their problems. A large answer (a roster of
+        thousands) is checked once sent instead, so the check (about a second for 5,000
+        persons) does not eat the door's timeout."""
+        if not self.check_api:
+            handle()
+            return
+        headers = {name: value for name, value in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        self._record(contract.request_problems(self.command, path, headers, body))
+        self.api_request = (self.command, path, headers, body)
+        self.answered = None
+        self.answered_body = b""
+        try:
+            handle()
+        finally:
+            self._check_answer()
+
+    def flush_headers(self) -> None:
+        if len(getattr(self, "answered_body", b"")) <= MAX_BODY:
+            self._check_answer()
+        super().flush_headers()
+
+    def _check_answer(self) -> None:
+        if getattr(self, "api_request", None) is not None and self.answered is not None:
+            status, answer_headers = self.answered
+            self._record(contract.answer_problems(*self.api_request, status, answer_headers, self.answered_body))
+            self.api_request = None
+
+    def _record(self, problems: list[str]) -> None:
+        if problems:
+            with self.state.lock:
+                self.state.schema_problems += problems
+
     def _answer(self, status: int, body: dict | None = None, headers: dict | None = None) -> None:
         payload = json.dumps(body if body is not None else {}).encode()
+        self.answered_body = payload
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(payload)))
@@ -185,7 +241,7 @@ class Handler(BaseHTTPRequestHandler):
         elif self.path == "/_health":
             self._answer(200, {"ok": True})
         elif self.path.startswith(HEARTBEAT_PREFIX) and self.path.endswith(ROSTER_SUFFIX):
-            self._roster(self.path[len(HEARTBEAT_PREFIX):-len(ROSTER_SUFFIX)])
+            self._checked(b"", lambda: self._roster(self.path[len(HEARTBEAT_PREFIX):-len(ROSTER_SUFFIX)]))
         else:
             self._answer(404, {"error": "not found"})
 
@@ -204,12 +260,12 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(200, self.state.control(command))
             return
         if self.path.startswith(HEARTBEAT_PREFIX) and self.path.endswith(HEARTBEAT_SUFFIX):
-            self._heartbeat(self.path[len(HEARTBEAT_PREFIX):-len(HEARTBEAT_SUFFIX)], body)
+            self._checked(body, lambda: self._heartbeat(self.path[len(HEARTBEAT_PREFIX):-len(HEARTBEAT_SUFFIX)], body))
             return
         if self.path != EVENTS_PATH:
             self._answer(404, {"error": "not found"})
             return
-        self._event(body)
+        self._checked(body, lambda: self._event(body))
 
     def _heartbeat(self, gateway: str, body: bytes) -> None:
         """Records the heartbeat as received (body parsed, or None when not JSON) and
@@ -275,6 +331,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(body)))
             if with_etag:
                 self.send_header("ETag", etag)
+            self.answered_body = body
             self._headers_buffer.append(b"\r\n")
             self._headers_buffer.append(body)
             self.flush_headers()
@@ -399,10 +456,22 @@ class QuietServer(ThreadingHTTPServer):
 class EventServer:
     """The server in a background thread; ``url`` once started."""
 
+    # Every server made in this process, so the suite can check after each test that the
+    # agent sent nothing the API document does not describe (Tests/Integration/conftest.py).
+    made: list["EventServer"] = []
+
     def __init__(self, host: str = "127.0.0.1", port: int = 0, tls_dir: str | os.PathLike | None = None,
-                 tls_addresses: tuple[str, ...] = ("127.0.0.1",)) -> None:
+                 tls_addresses: tuple[str, ...] = ("127.0.0.1",), check_api: bool = True) -> None:
+        """`check_api=False` leaves out the check against the API document, for a benchmark
+        whose server must not spend the CPU it measures (a roster of thousands takes a
+        second to check)."""
         self.state = State()
-        handler = type("BoundHandler", (Handler,), {"state": self.state})
+        EventServer.made.append(self)
+        if check_api:
+            # Read the API document now (under a second), not in the first request, whose
+            # answer a door with a short timeout_s would otherwise give up on.
+            contract.contract()
+        handler = type("BoundHandler", (Handler,), {"state": self.state, "check_api": check_api})
         self.httpd = QuietServer((host, port), handler)
         self.ca_file: str | None = None
         scheme = "http"
