@@ -302,7 +302,7 @@ class Boot:
 def first_commit(boot: Boot) -> str:
     if boot.first_ack is None or boot.load_started is None:
         return ""
-    return f" (the first at load+{boot.first_ack - boot.load_started:.1f}s)"
+    return f" (the first at {'scanning' if boot.door else 'load'}+{boot.first_ack - boot.load_started:.1f}s)"
 
 
 def prepare_rig() -> None:
@@ -454,7 +454,8 @@ def main() -> int:
             if door:
                 door.record(number, boot, boot.cut_at or time.time())
             moment = time.monotonic() - (boot.load_started or boot.started)
-            print(f"cut {number:3d} {mode:6s} batch {batch} at {'load+' if boot.load_started else 'boot+'}{moment:5.1f}s: "
+            load = "scanning+" if door else f"batch {batch} at load+"
+            print(f"cut {number:3d} {mode:6s} {load if boot.load_started else 'at boot+'}{moment:5.1f}s: "
                   f"{len(boot.acks):4d} commits acknowledged{first_commit(boot)}, {outcome['unflushed_blocks']:3d} "
                   f"unflushed blocks ({outcome['persisted']} written at the cut); lost so far {len(ledger.lost)}, "
                   f"duplicated {ledger.duplicates()}, floor {ledger.floor} (failures {ledger.failures['floor']})", flush=True)
@@ -504,9 +505,11 @@ def main() -> int:
     failures = ledger.failures
 
     print(f"cuts {args.cuts} (cache dropped {modes['drop']}, random half written {modes['subset']}; "
-          f"{early_cuts} anywhere before the first commit, the rest while committing, {frozen_cuts} of them "
+          f"{early_cuts} anywhere before the {'scan' if door else 'first commit'}, the rest while "
+          f"{'deciding' if door else 'committing'}, {frozen_cuts} of them "
           f"at a write left unflushed); {cut_seconds:.1f} s per cut")
-    print("boots by events per transaction: " + ", ".join(f"{size}: {count}" for size, count in sorted(batches.items())))
+    if not door:
+        print("boots by events per transaction: " + ", ".join(f"{size}: {count}" for size, count in sorted(batches.items())))
     print(f"events committed {len(final)} in the outbox at the end; {len(ledger.acknowledged)} acknowledged "
           f"on the console; {len(snapshot['events'])} received by the server")
     print(f"delivered {len(final) - len(undelivered)} of them")
