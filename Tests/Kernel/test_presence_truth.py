@@ -52,6 +52,15 @@ def test_a_sound_history_passes():
     assert figures.failures() == 0, figures.problems
     assert (figures.checkins, figures.checkouts, figures.visits_across_cuts) == (2, 2, 1)
     assert figures.worst_early_across_cut_s == -4.0
+    assert figures.worst_early_s == 0.0
+
+
+def test_a_boot_cut_within_the_staleness_may_have_kept_none_of_its_samples():
+    # A third boot scans 2 s (121.0-123.0, with the person back at the door) before its
+    # cut: what it heard may all be lost, so the checkout may still be stamped from boot 1.
+    boots = [BOOTS[0], BootClock(2, 0.0, 120.5, 121.0, 123.0), BootClock(3, 0.0, 140.0, 142.0, 200.0, cut=False)]
+    figures = PresenceTruth(STRETCHES, boots, LOST_AFTER_S, CHECKPOINT_S).check(sound_history())
+    assert figures.failures() == 0, figures.problems
 
 
 def test_a_checkout_stamped_before_the_documented_staleness_is_found():

@@ -10,12 +10,15 @@ Per the restart rules of docs/presence.md:
 - a *split visit*: a second checkin within one stay at the door (the first visit closed
   and a new one opened while the person never left), or a checkin while the person's
   visit was open (per person the outbox must alternate checkin, checkout of that visit);
-- a *stale checkout*: one stamped earlier than the person's last sample the agent could
-  have heard (up to the reading slack before the checkout was decided), plus `lost_after_s`, less the staleness the docs allow: two checkpoint
-  intervals when a cut fell between that sample and the checkout (a power cut may lose
-  the non-durable checkpoint and the one being written), none otherwise; both less the
-  slack of reading (reports gather up to a second between reads, more in a slow guest);
-- a *late checkout*: one stamped later than that truth plus the slack;
+- a *stale checkout*: one stamped earlier than the person's last sample known to be
+  checkpointed durably, plus `lost_after_s`, less the slack of reading (reports gather up
+  to a second between reads, more in a slow guest). Known durable: whatever the agent
+  could have heard (at the door while it scanned, up to the slack before the checkout
+  was decided) in the deciding boot, and in a boot that was cut, up to the documented
+  staleness of a power cut before its cut: two checkpoint intervals (the non-durable
+  checkpoint and the one being written may be lost);
+- a *late checkout*: one stamped later than the last sample the agent could have heard
+  at all, plus `lost_after_s` and the slack;
 - a *lost checkout*: a visit still open after everyone left and the final boot's agent
   had time to decide;
 - a *phantom checkin*: one while the person was not at the door.
@@ -55,7 +58,10 @@ class Figures:
     unplaced_events: int = 0
     visits_across_cuts: int = 0
     visits_held_through_cuts: int = 0
-    worst_early_s: float = 0.0  # the most negative checkout error (stamped early)
+    # Checkout errors: stamped minus (the last moment known durable + lost_after_s), the
+    # most negative; stamped minus (the last moment heard at all + lost_after_s), the
+    # most positive, and the most negative of those across a cut (what the cuts cost).
+    worst_early_s: float = 0.0
     worst_late_s: float = 0.0
     worst_early_across_cut_s: float = 0.0
     problems: list[str] = field(default_factory=list)
@@ -96,16 +102,20 @@ class PresenceTruth:
                 return moment
         return guest_seconds - decided_by.offset_s
 
-    def _last_heard(self, person: str, until: float) -> float | None:
+    def _last_heard(self, person: str, until: float, durable: bool = False) -> float | None:
         """The last moment up to `until` at which the person was at the door while the
-        agent was scanning."""
+        agent was scanning. `durable`: only what is known to be checkpointed durably by
+        then: in a boot that was cut, what was heard up to the staleness before its cut
+        (a boot cut sooner than that after scanning may have kept none of its samples)."""
         best = None
         for arrived, left in self.stretches.get(person, []):
             for boot in self.boots:
                 if boot.scanning is None:
                     continue
                 start = max(arrived, boot.scanning)
-                end = min(left if left is not None else until, boot.ended, until)
+                cut_before = boot.cut and boot.ended < until
+                kept_until = boot.ended - self.staleness_s if durable and cut_before else boot.ended
+                end = min(left if left is not None else until, kept_until, until)
                 if start <= end and (best is None or end > best):
                     best = end
         return best
@@ -162,19 +172,21 @@ class PresenceTruth:
                     continue
                 error = stamped - (heard + self.lost_after_s)
                 across_cut = any(heard <= cut < decided_at for cut in self.cuts)
+                kept = self._last_heard(person, decided_at - READ_SLACK_S, durable=True)
+                durable_error = stamped - (kept + self.lost_after_s) if kept is not None else 0.0
                 if opened is not None and any(opened[1] < cut < decided_at for cut in self.cuts):
                     figures.visits_across_cuts += 1
                     if any(self._present_through(person, cut) for cut in self.cuts if opened[1] < cut < decided_at):
                         figures.visits_held_through_cuts += 1
-                allowed = READ_SLACK_S + (self.staleness_s if across_cut else 0.0)
-                figures.worst_early_s = min(figures.worst_early_s, error)
+                figures.worst_early_s = min(figures.worst_early_s, durable_error)
                 figures.worst_late_s = max(figures.worst_late_s, error)
                 if across_cut:
                     figures.worst_early_across_cut_s = min(figures.worst_early_across_cut_s, error)
-                if error < -allowed:
+                if durable_error < -READ_SLACK_S:
                     figures.stale_checkouts += 1
-                    figures.problems.append(f"sequence {row['sequence']}: checkout of {person} stamped {-error:.1f} s "
-                                            f"before the last sample it could have heard + lost_after_s "
+                    figures.problems.append(f"sequence {row['sequence']}: checkout of {person} stamped "
+                                            f"{-durable_error:.1f} s before its last sample known to be checkpointed "
+                                            f"durably + lost_after_s "
                                             f"({'a cut between' if across_cut else 'no cut between'})")
                 elif error > READ_SLACK_S:
                     figures.late_checkouts += 1
