@@ -22,10 +22,13 @@ fsck failure; 77 when this machine cannot run the rig.
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
 import json
 import os
 import pathlib
 import random
+import re
 import select
 import shutil
 import signal
@@ -38,14 +41,62 @@ import time
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 RIG = REPO / "scripts" / "qemu" / "rig"
-sys.path[:0] = [str(HERE), str(REPO / "Tests" / "Integration")]
+sys.path[:0] = [str(HERE), str(REPO / "Tests" / "Integration"), str(REPO / "Tests" / "Kernel"),
+                str(REPO / "Tests" / "World")]
+
+import doorway  # noqa: E402
 
 from eventserver import EventServer  # noqa: E402
 from eventserver.harness import parse_acks  # noqa: E402
+from presence_truth import READ_SLACK_S, BootClock, PresenceTruth  # noqa: E402
 from volatile_disk import VolatileDisk, VolatileDiskServer  # noqa: E402
 
 SKIP = 77
 LOAD_MARKER = "power-cut: load ("
+CLOCK_LINE = re.compile(r"^power-cut: clock (\d+\.\d+)\s*$")
+SCANNING_LINE = re.compile(r"\bscanning family=")
+# The agent's line for a committed event (docs/logs-and-systemd.md), printed after the
+# commit returned. A line cut short by the power has no complete visit_start at its end.
+COMMIT_LINE = re.compile(r"\b(checkin|checkout) event=\1 person_id=(\S+) .*\bsequence=(\d+)\b.*"
+                         r"\bvisit_start=(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\s*$")
+
+
+def committed_event(line: str) -> tuple[int, str] | None:
+    """(sequence, idempotency key) of an agent's committed-event line; the key as
+    docs/event-api.md builds it: SHA-256 of "personId|gatewayId|type|visitStartMillis"."""
+    match = COMMIT_LINE.search(line)
+    if not match:
+        return None
+    kind, person, sequence, visit_start = match.groups()
+    start = datetime.datetime.fromisoformat(visit_start.replace("Z", "+00:00"))
+    millis = (start - datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)) // datetime.timedelta(milliseconds=1)
+    key = hashlib.sha256(f"{person}|{doorway.GATEWAY_ID}|{kind}|{millis}".encode()).hexdigest()
+    return int(sequence), key
+
+
+class DoorRig:
+    """The `run` workload's door: the virtual world (the guest's hci0), the persons'
+    schedules, the guest's hci-attach and the agent's configuration in the share."""
+
+    def __init__(self, args, rng: random.Random, work: pathlib.Path, server_port: int, ca_file: str) -> None:
+        import rig_session  # (imports the world's package; only this workload needs it)
+
+        self.attach = str(rig_session.build_hci_attach())
+        self.world = rig_session._integration_fixtures().WorldProcess(doorway.scenario(args.persons), seed=args.seed)
+        self.hci_tcp = f"{self.world.hci_host}:{self.world.hci_port}"
+        share = work / "share"
+        share.mkdir(parents=True, exist_ok=True)
+        (share / "gateway.toml").write_text(doorway.gateway_config(
+            args.persons, "/mnt/disk/state", f"https://{GUEST_SIDE_HOST}:{server_port}", ca_file))
+        self.doorway = doorway.Doorway(self.world, args.persons, rng).start()
+        self.clocks: list[BootClock] = []
+
+    def record(self, number: int, boot: "Boot", ended: float, cut: bool = True) -> None:
+        if boot.clock_offset is not None:
+            self.clocks.append(BootClock(number, boot.clock_offset, boot.agent_started, boot.scanning, ended, cut))
+
+    def close(self) -> None:
+        self.world.close()
 
 
 class Ledger:
@@ -158,7 +209,7 @@ class Boot:
     """One boot of the guest; `cut_at(...)` kills it -9 and cuts the disk's power."""
 
     def __init__(self, args, work: pathlib.Path, disk_port: int, server_port: int, mode: str, ca_file: str,
-                 batch: int = 1) -> None:
+                 batch: int = 1, door: "DoorRig | None" = None) -> None:
         self.share = work / "share"
         shutil.rmtree(self.share / "results", ignore_errors=True)
         self.share.mkdir(parents=True, exist_ok=True)
@@ -170,9 +221,20 @@ class Boot:
         self.started = time.monotonic()
         self.load_started: float | None = None
         self.first_ack: float | None = None
+        self.cut_at: float | None = None
+        self.door = door
+        # The door agent (workload run): its clock line, `scanning`, its committed events.
+        self.agent_started: float | None = None
+        self.clock_offset: float | None = None
+        self.scanning: float | None = None
+        rig_options, guest_env = [], []
+        if door is not None:
+            rig_options = ["--hci-tcp", door.hci_tcp]
+            guest_env = ["env", f"HCI_ATTACH_BIN={door.attach}"]
         command = [str(RIG), "run", "--disk", f"nbd://127.0.0.1:{disk_port}", "--pidfile", str(self.pidfile),
-                   "--net", "--share", str(self.share), "--timeout", str(args.boot_timeout), "--",
-                   "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload, ca_file, str(batch)]
+                   "--net", "--share", str(self.share), "--timeout", str(args.boot_timeout), *rig_options, "--",
+                   *guest_env, "bash", str(HERE / "guest.sh"), str(server_port), args.binary, mode, args.preload,
+                   ca_file, str(batch)]
         self.process = subprocess.Popen(command, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True, errors="replace")
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -180,15 +242,34 @@ class Boot:
 
     def _read(self) -> None:
         for line in self.process.stdout:
+            seen = time.time()
             self.console.write(line)
             if line.startswith(LOAD_MARKER) and self.load_started is None:
                 self.load_started = time.monotonic()
-            acks = parse_acks(line)
+            if self.door is not None:
+                acks = self._agent_line(line, seen)
+            else:
+                acks = parse_acks(line)
             if acks and self.first_ack is None:
                 self.first_ack = time.monotonic()
                 self.committing.set()
             self.acks.extend(acks)
         self.committing.set()  # the guest ended (or was cut): nobody waits for commits any more
+
+    def _agent_line(self, line: str, seen: float) -> list[tuple[int, str]]:
+        """The door agent's console: its clock (the offset of this guest's wall clock from
+        this host's, late by the console's latency), `scanning` (the start of what it can
+        hear; also the moment cuts are timed from), and its committed events."""
+        clock = CLOCK_LINE.match(line)
+        if clock and self.clock_offset is None:
+            self.agent_started = seen
+            self.clock_offset = float(clock.group(1)) - seen
+        if self.scanning is None and SCANNING_LINE.search(line):
+            self.scanning = seen
+            self.load_started = time.monotonic()
+            self.committing.set()
+        commit = committed_event(line)
+        return [commit] if commit else []
 
     def cut(self, disk: VolatileDisk, mode: str) -> dict:
         """kill -9 QEMU, wait until it is gone, then the disk loses its cache."""
@@ -201,6 +282,7 @@ class Boot:
         if pid is not None:
             try:
                 handle = os.pidfd_open(pid)
+                self.cut_at = time.time()
                 os.kill(pid, signal.SIGKILL)
                 select.select([handle], [], [], 30)
                 os.close(handle)
@@ -220,7 +302,7 @@ class Boot:
 def first_commit(boot: Boot) -> str:
     if boot.first_ack is None or boot.load_started is None:
         return ""
-    return f" (the first at load+{boot.first_ack - boot.load_started:.1f}s)"
+    return f" (the first at {'scanning' if boot.door else 'load'}+{boot.first_ack - boot.load_started:.1f}s)"
 
 
 def prepare_rig() -> None:
@@ -249,9 +331,54 @@ def make_image(path: pathlib.Path, megabytes: int) -> None:
     subprocess.run(["mkfs.ext4", "-q", "-F", "-b", "4096", "-T", "default", "-L", "powercut", str(path)], check=True)
 
 
+def print_door_figures(stretches: dict, clocks: list[BootClock], presence) -> None:
+    interval = doorway.checkpoint_interval_s()
+    offsets = [clock.offset_s for clock in clocks]
+    stays = sum(len(person_stretches) for person_stretches in stretches.values())
+    print(f"door: {stays} stays at the door by {len(stretches)} persons; {presence.checkins} "
+          f"checkins, {presence.checkouts} checkouts; {presence.visits_across_cuts} visits open across a cut, "
+          f"{presence.visits_held_through_cuts} of them with the person at the door through the cut and its outage")
+    print(f"split visits {presence.split_visits + presence.order_problems} (a second checkin within one stay "
+          f"{presence.split_visits}, out of order {presence.order_problems}); phantom checkins "
+          f"{presence.phantom_checkins}; lost checkouts {presence.lost_checkouts}; events in no boot's run "
+          f"{presence.unplaced_events}")
+    print(f"checkout stamps vs the truth (lost_after_s {doorway.PRESENCE['lost_after_s']:g} s after the person's last "
+          f"sample known checkpointed durably, i.e. up to {2 * interval:g} s before a cut, checkpoints every "
+          f"{interval:g} s): worst early {presence.worst_early_s:+.2f} s (allowed -{READ_SLACK_S} s of reading); "
+          f"vs the last sample heard at all: worst late {presence.worst_late_s:+.2f} s (allowed +{READ_SLACK_S} s), "
+          f"worst early across a cut {presence.worst_early_across_cut_s:+.2f} s; stale {presence.stale_checkouts}, "
+          f"late {presence.late_checkouts}")
+    if offsets:
+        print(f"guest clock minus host clock {min(offsets):+.3f} … {max(offsets):+.3f} s over {len(offsets)} boots")
+
+
+def check_door(stretches: dict, clocks: list[BootClock], final: list[dict]):
+    truth = PresenceTruth(stretches, clocks, doorway.PRESENCE["lost_after_s"], doorway.checkpoint_interval_s())
+    return truth.check(final)
+
+
+def recheck(work: pathlib.Path) -> int:
+    """The presence check again on a kept door run (its door-truth.json and final export)."""
+    truth = json.loads((work / "door-truth.json").read_text())
+    clocks = [BootClock(**clock) for clock in truth["boots"]]
+    final_path = work / "share" / "results" / "export-final.jsonl"
+    final = [json.loads(line) for line in final_path.read_text().splitlines()]
+    presence = check_door(truth["stretches"], clocks, final)
+    print_door_figures(truth["stretches"], clocks, presence)
+    for problem in presence.problems[:20]:
+        print(f"  {problem}")
+    print("PASS" if presence.failures() == 0 else "FAIL")
+    return 0 if presence.failures() == 0 else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(prog="scripts/power-cut", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--workload", choices=["enqueue", "run"], default="enqueue",
+                        help="enqueue: `outbox enqueue` commits synthetic events (the default); run: the door agent "
+                             "`beacon-gateway run` on hci0, the virtual world on this host moving --persons tagged "
+                             "persons to the door and away, delivering to the event server")
+    parser.add_argument("--persons", type=int, default=6, help="persons at the door (workload run)")
     parser.add_argument("--cuts", type=int, default=100)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--cut-mode", choices=["drop", "subset", "both"], default="both",
@@ -259,8 +386,9 @@ def main() -> int:
                              "or either at random per cut (default)")
     parser.add_argument("--binary", default=os.environ.get("BEACON_GATEWAY_BIN", str(REPO / ".build/debug/beacon-gateway")))
     parser.add_argument("--image-mb", type=int, default=256)
-    parser.add_argument("--max-load-s", type=float, default=5.0,
-                        help="cut at a random moment up to this long after the first commit")
+    parser.add_argument("--max-load-s", type=float, default=None,
+                        help="cut at a random moment up to this long after the first commit (workload run: after "
+                             "the agent's `scanning`); default 5 (run: 25)")
     parser.add_argument("--unflushed-share", type=float, default=0.5,
                         help="this share of the cuts waits, after its random moment, for the next write that leaves "
                              "the disk's cache non-empty and cuts there")
@@ -272,11 +400,19 @@ def main() -> int:
                              "no-ops (an LD_PRELOAD shim), so commits return before they are on the disk")
     parser.add_argument("--boot-timeout", type=int, default=300)
     parser.add_argument("--keep", help="work here and keep it (default: a temporary folder, removed on success)")
+    parser.add_argument("--recheck", metavar="DIR",
+                        help="only run the presence check again on a door run kept with --keep DIR")
     args = parser.parse_args()
+    if args.recheck:
+        return recheck(pathlib.Path(args.recheck))
     if args.cuts < 1:
         parser.error("--cuts must be positive")
     if args.max_batch < 1:
         parser.error("--max-batch must be positive")
+    if not 1 <= args.persons <= 60:
+        parser.error("--persons must be within 1…60")
+    if args.max_load_s is None:
+        args.max_load_s = 25.0 if args.workload == "run" else 5.0
     args.binary = str(pathlib.Path(args.binary).resolve())
     if not os.access(args.binary, os.X_OK):
         parser.error(f"no gateway binary at {args.binary} (build it, or set BEACON_GATEWAY_BIN)")
@@ -294,9 +430,11 @@ def main() -> int:
     # loopback to the gateway, and plain http goes to loopback only (docs/event-api.md).
     events = EventServer(tls_dir=work / "tls", tls_addresses=("127.0.0.1", GUEST_SIDE_HOST)).start()
     ledger = Ledger()
+    door = DoorRig(args, rng, work, events.port, events.ca_file) if args.workload == "run" else None
     mutant = ", MUTANT: no fsync" if args.preload else ""
-    print(f"power-cut: seed {args.seed}, {args.cuts} cuts ({args.cut_mode}){mutant}, work {work}, "
-          f"disk nbd port {disk_server.port}, event server {events.url}", flush=True)
+    workload = f"run, {args.persons} persons, world {door.hci_tcp}" if door else "enqueue"
+    print(f"power-cut: seed {args.seed}, {args.cuts} cuts ({args.cut_mode}){mutant}, workload {workload}, "
+          f"work {work}, disk nbd port {disk_server.port}, event server {events.url}", flush=True)
 
     started = time.monotonic()
     modes = {"drop": 0, "subset": 0}
@@ -310,7 +448,8 @@ def main() -> int:
             mode = args.cut_mode if args.cut_mode != "both" else rng.choice(["drop", "subset"])
             batch = rng.randint(1, args.max_batch)
             batches[batch] = batches.get(batch, 0) + 1
-            boot = Boot(args, work, disk_server.port, events.port, "load", events.ca_file, batch)
+            boot = Boot(args, work, disk_server.port, events.port, "run" if door else "load", events.ca_file, batch,
+                        door)
             if rng.random() < 0.15:
                 # A cut anywhere before the commits: the journal replay, the checks, the
                 # store's opening, ...
@@ -318,8 +457,10 @@ def main() -> int:
                 time.sleep(rng.uniform(0, typical_first_commit))
             else:
                 if not boot.committing.wait(args.boot_timeout):
-                    boot_failures.append(f"boot {number} committed nothing within {args.boot_timeout} s; "
-                                         f"see {work / 'console.log'}")
+                    boot_failures.append(f"boot {number} {'scanned' if door else 'committed'} nothing within "
+                                         f"{args.boot_timeout} s; see {work / 'console.log'}")
+                elif door and boot.load_started is not None:
+                    typical_first_commit = boot.load_started - boot.started
                 elif boot.first_ack is not None:  # (else the guest ended: reported below)
                     typical_first_commit = boot.first_ack - boot.started
                 time.sleep(rng.uniform(0, args.max_load_s))  # the random moment of the cut
@@ -335,19 +476,30 @@ def main() -> int:
             ledger.check(number, work / "share" / "results")
             ledger.acknowledge(boot.acks)
             ledger.received(events.snapshot()["events"])
+            if door:
+                door.record(number, boot, boot.cut_at or time.time())
             moment = time.monotonic() - (boot.load_started or boot.started)
-            print(f"cut {number:3d} {mode:6s} batch {batch} at {'load+' if boot.load_started else 'boot+'}{moment:5.1f}s: "
+            load = "scanning+" if door else f"batch {batch} at load+"
+            print(f"cut {number:3d} {mode:6s} {load if boot.load_started else 'at boot+'}{moment:5.1f}s: "
                   f"{len(boot.acks):4d} commits acknowledged{first_commit(boot)}, {outcome['unflushed_blocks']:3d} "
                   f"unflushed blocks ({outcome['persisted']} written at the cut); lost so far {len(ledger.lost)}, "
                   f"duplicated {ledger.duplicates()}, floor {ledger.floor} (failures {ledger.failures['floor']})", flush=True)
         cut_seconds = (time.monotonic() - started) / args.cuts
 
-        # The last boot: check the last cut, deliver everything, check again.
-        boot = Boot(args, work, disk_server.port, events.port, "final", events.ca_file)
+        # The last boot: check the last cut, deliver everything, check again. (The door:
+        # everyone leaves first, and the agent runs until every visit is checked out.)
+        if door:
+            door.doorway.everyone_leaves()
+        boot = Boot(args, work, disk_server.port, events.port, "final-run" if door else "final", events.ca_file,
+                    door=door)
         code = boot.finish(timeout=args.boot_timeout + 60)
         results = work / "share" / "results"
         if code != 0 or not ledger.check(args.cuts + 1, results):
             boot_failures.append(f"the final boot exited {code}; see {work / 'console.log'}")
+        if door:
+            # (After its check of the last cut: these were committed after that check.)
+            ledger.acknowledge(boot.acks)
+            door.record(args.cuts + 1, boot, time.time(), cut=False)
         snapshot = events.snapshot()
         ledger.received(snapshot["events"])
         final_path = results / "export-final.jsonl"
@@ -356,6 +508,8 @@ def main() -> int:
     finally:
         disk_server.stop()
         events.stop()
+        if door:
+            door.close()
 
     created: dict[str, int] = {}
     for entry in snapshot["log"]:
@@ -363,18 +517,29 @@ def main() -> int:
             created[entry["key"]] = created.get(entry["key"], 0) + 1
     created_twice = sum(count - 1 for count in created.values() if count > 1)
     undelivered = [row["sequence"] for row in final if row["idempotencyKey"] not in snapshot["events"]]
-    duplicated = ledger.duplicates() + created_twice
+    presence = None
+    if door:
+        presence = check_door(door.doorway.stretches, door.clocks, final)
+        (work / "door-truth.json").write_text(json.dumps(
+            {"stretches": door.doorway.stretches, "boots": [vars(clock) for clock in door.clocks]}, indent=1))
+    split_visits = presence.split_visits + presence.order_problems if presence else 0
+    stale_checkouts = presence.stale_checkouts if presence else 0
+    duplicated = ledger.duplicates() + created_twice + split_visits + stale_checkouts
     failures = ledger.failures
 
     print(f"cuts {args.cuts} (cache dropped {modes['drop']}, random half written {modes['subset']}; "
-          f"{early_cuts} anywhere before the first commit, the rest while committing, {frozen_cuts} of them "
+          f"{early_cuts} anywhere before the {'scan' if door else 'first commit'}, the rest while "
+          f"{'deciding' if door else 'committing'}, {frozen_cuts} of them "
           f"at a write left unflushed); {cut_seconds:.1f} s per cut")
-    print("boots by events per transaction: " + ", ".join(f"{size}: {count}" for size, count in sorted(batches.items())))
+    if not door:
+        print("boots by events per transaction: " + ", ".join(f"{size}: {count}" for size, count in sorted(batches.items())))
     print(f"events committed {len(final)} in the outbox at the end; {len(ledger.acknowledged)} acknowledged "
           f"on the console; {len(snapshot['events'])} received by the server")
+    print(f"delivered {len(final) - len(undelivered)} of them")
     print(f"lost {len(ledger.lost)}")
     print(f"duplicated {duplicated} (a sequence under two keys {ledger.duplicates()}, a key created twice "
-          f"{created_twice})")
+          f"{created_twice}" + (f", split visits {split_visits}, checkouts stamped before the checkpointed last "
+                                f"sample less the staleness {stale_checkouts}" if presence else "") + ")")
     print(f"database open failures {failures['open']}; integrity failures {failures['integrity']}; "
           f"ext4 mount failures {failures['mount']}; e2fsck errors {failures['fsck']}; "
           f"boots that saw no volatile write cache {failures['write_cache']}")
@@ -385,10 +550,14 @@ def main() -> int:
           f"undelivered after the drain {len(undelivered)}")
     print(f"disk: {disk.stats['flushes']} flushes, {disk.stats['writes']} writes; at the cuts "
           f"{disk.stats['cut_blocks_dropped']} unflushed blocks dropped, {disk.stats['cut_blocks_persisted']} written")
-    for problem in ledger.problems[:20] + boot_failures[:5] + disk_server.errors[:5]:
+    if presence:
+        print_door_figures(door.doorway.stretches, door.clocks, presence)
+    for problem in ledger.problems[:20] + (presence.problems[:20] if presence else []) + boot_failures[:5] \
+            + disk_server.errors[:5]:
         print(f"  {problem}")
     ok = (not ledger.lost and duplicated == 0 and not any(failures.values()) and not boot_failures
-          and not disk_server.errors and not undelivered and final and ledger.acknowledged)
+          and not disk_server.errors and not undelivered and final and ledger.acknowledged
+          and (presence is None or presence.failures() == 0))
     print("PASS" if ok else f"FAIL (kept {work})")
     if ok and not args.keep:
         shutil.rmtree(work, ignore_errors=True)
