@@ -257,3 +257,47 @@ def test_kill_9_while_enqueueing_keeps_the_store_sound(gateway_bin, state_dir):
     # The next run continues after the highest sequence, never reusing one.
     (next_sequence, _), = enqueue(gateway_bin, state_dir, 1)
     assert next_sequence == len(sequences) + 1
+
+
+def test_backup_while_events_are_committed_is_a_sound_prefix_that_restores_and_delivers(gateway_bin, server, state_dir,
+                                                                                        tmp_path):
+    """docs/runbooks.md, "Backing up the outbox": `outbox backup` while another process
+    commits holds every event acknowledged before it began, in a sound standalone file
+    with the sequence bound beside it; restored into a fresh state directory it is
+    delivered, and new events continue above the old sequences."""
+    before = enqueue(gateway_bin, state_dir, 200, persons=20)
+    writer = subprocess.Popen([str(gateway_bin), "outbox", "enqueue", "--state-dir", str(state_dir), "--count", "3000",
+                               "--persons", "20"], stdout=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: status(gateway_bin, state_dir)["lastSequence"] >= 400, 60, "the writer under way")
+        copy = tmp_path / "backup.sqlite"
+        result = outbox(gateway_bin, state_dir, "backup", str(copy))
+        assert result.stdout.startswith(f"backed up {state_dir / 'gateway.sqlite'} to {copy}: last sequence ")
+        assert outbox(gateway_bin, state_dir, "backup", str(copy), check=False).returncode == 1, "never replaces a file"
+    finally:
+        during = parse_acks(writer.communicate(timeout=300)[0])
+    assert writer.returncode == 0
+
+    with sqlite3.connect(f"file:{copy}?mode=ro", uri=True) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    assert not pathlib.Path(str(copy) + "-wal").exists(), "standalone: no log beside it"
+    restored = tmp_path / "restored"
+    restored.mkdir()
+    copy.rename(restored / "gateway.sqlite")
+    pathlib.Path(str(copy) + "-sequence").rename(restored / "gateway.sqlite-sequence")
+    rows = [json.loads(line) for line in outbox(gateway_bin, restored, "export").stdout.splitlines()]
+    sequences = [row["sequence"] for row in rows]
+    held = len(sequences)
+    # A prefix: everything before the backup began, nothing skipped, up to what the writer
+    # had committed then.
+    assert sequences == list(range(1, held + 1)) and held >= 400 and held <= len(before) + len(during)
+    keys = dict(before + during)
+    assert all(row["idempotencyKey"] == keys[row["sequence"]] for row in rows)
+
+    # Restored and delivered; the next event continues above every sequence handed out
+    # before the backup (the bound went with it).
+    config = write_config(restored, server.url)
+    Deliver(gateway_bin, config, "--until-empty").wait(timeout=60)
+    assert set(server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}
+    (sequence, _), = enqueue(gateway_bin, restored, 1)
+    assert sequence > held

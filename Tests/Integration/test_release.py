@@ -416,8 +416,12 @@ echo "config_edited=$(in_root stat -c '%a %U:%G' /etc/beacon-gateway/gateway.tom
 echo "enabled_edited=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
 echo "config_kept=$(grep -c door-installed "$M/etc/beacon-gateway/gateway.toml")"
 echo "== purge"
+in_root rm /etc/beacon-gateway/access.toml /etc/beacon-gateway/root.key
+in_root install -m 600 -o beacon-gateway -g beacon-gateway /dev/null /etc/beacon-gateway/token
 in_root dpkg --purge beacon-gateway
 echo "binary_after_purge=$(in_root test -e /usr/bin/beacon-gateway && echo present || echo gone)"
+echo "secrets_after_purge=$(in_root sh -c 'ls /etc/beacon-gateway/token /etc/beacon-gateway/master.key 2>/dev/null | wc -l')"
+echo "config_dir_after_purge=$(in_root test -d /etc/beacon-gateway && echo present || echo gone)"
 echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.target.wants/beacon-gateway.service && echo yes || echo no)"
 """
     result = _in_scratch_system(deb, tmp_path, script)
@@ -449,6 +453,9 @@ echo "enabled_after_purge=$(in_root test -e /etc/systemd/system/multi-user.targe
     assert facts["config_kept"] == "1", "the edited conffile must survive the reinstall"
     assert facts["config_edited"] == "600 beacon-gateway:beacon-gateway", "an edited file keeps its owner and mode"
     assert facts["binary_after_purge"] == "gone"
+    # A retired door keeps neither the token nor the site master key.
+    assert facts["secrets_after_purge"] == "0", result.stdout
+    assert facts["config_dir_after_purge"] == "gone", result.stdout
     assert facts["enabled_after_purge"] == "no"
 
 

@@ -7,12 +7,13 @@ struct OutboxCommand: ParsableCommand {
         commandName: "outbox",
         abstract: "Inspect and repair the outbox of events waiting for the server.",
         discussion: """
-        status, list, retry-dead and export work on the store in gateway.state_dir and may \
+        status, list, retry-dead, export and backup work on the store in gateway.state_dir and may \
         run while the service runs. enqueue and deliver are testing and benchmarking aids: \
         enqueue commits synthetic events, deliver runs only the forwarder.
         """,
         subcommands: [
             OutboxStatusCommand.self, OutboxListCommand.self, OutboxRetryDeadCommand.self, OutboxExportCommand.self,
+            OutboxBackupCommand.self,
             OutboxEnqueueCommand.self, OutboxDeliverCommand.self,
         ]
     )
