@@ -58,7 +58,8 @@ struct CheckConfigCommand: ParsableCommand {
 
     private func currentDirectory() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
-        return getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "."
+        guard getcwd(&buffer, buffer.count) != nil else { return "." }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

@@ -31,8 +31,14 @@ public enum SecurityFunctions {
         let t = AESCMAC.mac(key: salt, message: w.revealed.mostSignificantFirst)
         func derive(counter: UInt8) -> SecretKey128 {
             // Counter ‖ keyID "btle" ‖ N1 ‖ N2 ‖ A1 ‖ A2 ‖ Length (256, two octets).
-            let message = [counter, 0x62, 0x74, 0x6C, 0x65] + n1.mostSignificantFirst + n2.mostSignificantFirst
-                + a1.mostSignificantFirst + a2.mostSignificantFirst + [0x01, 0x00]
+            // Appended part by part: one long `+` chain is more than the release's
+            // compiler type-checks in reasonable time.
+            var message: [UInt8] = [counter, 0x62, 0x74, 0x6C, 0x65]
+            message += n1.mostSignificantFirst
+            message += n2.mostSignificantFirst
+            message += a1.mostSignificantFirst
+            message += a2.mostSignificantFirst
+            message += [0x01, 0x00]
             return SecretKey128(AESCMAC.mac(key: t, message: message))
         }
         return (derive(counter: 0), derive(counter: 1))
@@ -44,8 +50,13 @@ public enum SecurityFunctions {
     public static func f6(w: SecretKey128, n1: Octets128, n2: Octets128, r: Octets128, ioCap: UInt32,
                           a1: AddressWithType, a2: AddressWithType) -> Octets128 {
         let ioCapOctets = [UInt8(truncatingIfNeeded: ioCap >> 16), UInt8(truncatingIfNeeded: ioCap >> 8), UInt8(truncatingIfNeeded: ioCap)]
-        let message = n1.mostSignificantFirst + n2.mostSignificantFirst + r.mostSignificantFirst + ioCapOctets
-            + a1.mostSignificantFirst + a2.mostSignificantFirst
+        // Appended part by part, as in f5.
+        var message: [UInt8] = n1.mostSignificantFirst
+        message += n2.mostSignificantFirst
+        message += r.mostSignificantFirst
+        message += ioCapOctets
+        message += a1.mostSignificantFirst
+        message += a2.mostSignificantFirst
         return AESCMAC.mac(key: w.revealed, message: message)
     }
 
