@@ -145,7 +145,7 @@ public final class GatewayAgent {
         // presence, whose decisions take seconds; commands and a proof's exchange are read
         // at once (see `TransportDriver`); and a busy door wakes the agent about once a
         // second instead of once per report, each wake-up costing hundreds of reports'
-        // work (README, "Benchmarks").
+        // work (docs/benchmarks.md).
         link.readGathering = ReadGathering.forTransport(spec)
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per

@@ -16,7 +16,7 @@ import CTOML
 /// nobody frees. Here the document is
 /// taken apart while it is converted: every subtree is erased from toml++'s tree as soon
 /// as it has been copied into ``ConfigValue``, so the two never both hold the whole file
-/// (the agent's peak memory: README, "Benchmarks"). What cannot be freed through the C layer is the
+/// (the agent's peak memory: docs/benchmarks.md). What cannot be freed through the C layer is the
 /// empty root `toml::table` object itself (one small allocation per parse).
 enum TOMLDocument {
     struct SyntaxError: Error {

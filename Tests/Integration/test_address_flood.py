@@ -29,8 +29,8 @@ MAXIMUM_GATE = 64
 # What one IRK try and one report may cost this agent at most, to turn the budget into CPU:
 # a try is one AES-128 block (docs/identities.md: the budget is about 4 % of a Pi 3 core,
 # 0.8 µs a try; an x86 test machine is faster, a debug build slower); a report of a
-# made-up address is decoded, looked up and counted (README, "Benchmarks": 0.6 µs on a
-# release build; a debug build is about ten times slower, and the gate's bookkeeping adds
+# made-up address is decoded, looked up and counted (docs/benchmarks.md: under 0.6 µs
+# on a release build; a debug build is about ten times slower, and the gate's bookkeeping adds
 # a table update).
 SECONDS_PER_TRY = 1e-6
 SECONDS_PER_REPORT = 20e-6

@@ -1,4 +1,4 @@
-"""The reference server a site can read to wire its own (README, "Wiring a site's server";
+"""The reference server a site can read to wire its own (docs/server-developers.md,
 docs/event-api.md, docs/fleet.md): the test server's answers, plus
 
 - events stored in SQLite by Idempotency-Key (201 the first time, 200 for a key it
