@@ -1,7 +1,9 @@
 """One LED card: every pattern the LED code has (Sources/LEDs/LEDPattern.swift) is in
-docs/leds.md's table, in the Pi guide's table (docs/raspberry-pi.md, section 9) and in
-install.sh's closing text, for the same LED; and the steady and dark states too. No binary
-needed: the code is read as text, the way an installer reads the docs."""
+docs/leds.md's table, in the Pi guide's table (docs/raspberry-pi.md, section 9), in
+install.sh's closing text and in the troubleshooting page's table (docs/troubleshooting.md),
+for the same LED; and the steady and dark states too. The troubleshooting page names no
+pattern the code does not have, in its table or its headings. No binary needed: the code
+is read as text, the way an installer reads the docs."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ LED_CODE = (REPO_ROOT / "Sources/LEDs/LEDPattern.swift").read_text()
 LEDS_DOC = (REPO_ROOT / "docs/leds.md").read_text()
 GUIDE = (REPO_ROOT / "docs/raspberry-pi.md").read_text()
 INSTALL = (REPO_ROOT / "scripts/install.sh").read_text()
+TROUBLESHOOTING = (REPO_ROOT / "docs/troubleshooting.md").read_text()
 COUNTS = {2: "two", 3: "three"}
 
 
@@ -70,3 +73,42 @@ def test_every_pattern_and_state_is_on_the_card_the_guide_and_install_sh():
             f"the Pi guide's table has no row for {led} {guide_key}"
         install_key = {"two": "double blink", "three": "three flashes"}.get(key, key)
         assert re.search(rf"{led} {re.escape(install_key)}\b", install), f"install.sh does not mention {led} {install_key}"
+
+
+def shown_pattern(text: str) -> tuple[str, str] | None:
+    """(LED, how it shows) in the code's words for a phrase such as "red 4 Hz", "green
+    double blink", "red three flashes", "amber steady" or "all three on for 300 ms"."""
+    text = text.lower()
+    if lamp := re.search(r"\ball three on for (\d+) ms\b", text):
+        return ("all", f"{lamp.group(1)} ms")
+    found = re.search(r"\b(green|amber|red)\b[^|]*?\b(\d+(?:\.\d+)? hz|double blink|three flashes|steady|off)\b", text)
+    if not found:
+        return None
+    rhythm = {"double blink": "two", "three flashes": "three"}.get(found.group(2), found.group(2).replace(" hz", " Hz"))
+    return (found.group(1), rhythm)
+
+
+def test_the_troubleshooting_page_has_every_pattern_and_no_other():
+    expected = set(code_patterns()) | {("green", "steady"), ("green", "off"), ("amber", "off"), ("amber", "steady"),
+                                       ("red", "steady")}
+    rows = table_rows(TROUBLESHOOTING, "| what you see | meaning | go to |")
+    shown = {}
+    for row in rows:
+        seen = row.split("|")[1].strip()
+        if seen == "all dark":
+            continue
+        pattern = shown_pattern(seen)
+        assert pattern in expected, f"docs/troubleshooting.md shows {seen!r}, which the LED code has not for that LED"
+        shown[pattern] = seen
+    missing = expected - set(shown)
+    assert not missing, f"docs/troubleshooting.md's table lacks {sorted(missing)}"
+
+
+def test_the_troubleshooting_headings_name_patterns_the_code_has():
+    expected = set(code_patterns()) | {("red", "steady"), ("amber", "steady")}
+    headings = [line.removeprefix("## ") for line in TROUBLESHOOTING.splitlines() if line.startswith("## ")]
+    named = [(heading, shown_pattern(heading.replace("blinking fast", "").replace("blinking", ""))) for heading in headings]
+    led_headings = [(heading, pattern) for heading, pattern in named if pattern is not None]
+    assert len(led_headings) >= 3, headings
+    for heading, pattern in led_headings:
+        assert pattern in expected, f"the heading {heading!r} names {pattern}, which the LED code has not"
