@@ -11,12 +11,12 @@ import CTOML
 /// allocation the parse makes.
 ///
 /// TOMLKit 0.6.0's Swift types leak: `TOMLTable` has no deinit, so a parsed tree is never
-/// deleted (3.8 MiB for a 2,000-person file, again on every SIGHUP reload), and every
+/// deleted (the whole roster's tree, again on every SIGHUP reload), and every
 /// key listing and every scalar read (strings, even integers and booleans) is a `malloc`
 /// nobody frees. Here the document is
 /// taken apart while it is converted: every subtree is erased from toml++'s tree as soon
 /// as it has been copied into ``ConfigValue``, so the two never both hold the whole file
-/// (the agent's peak memory: README, "Benchmarks"). What cannot be freed through the C layer is the
+/// (the agent's peak memory: docs/benchmarks.md). What cannot be freed through the C layer is the
 /// empty root `toml::table` object itself (one small allocation per parse).
 enum TOMLDocument {
     struct SyntaxError: Error {

@@ -54,7 +54,7 @@ public final class Store {
         // cache_size: 512 KiB instead of SQLite's 2 MiB. The outbox is appended at its end
         // and read from its oldest undelivered row, so few pages are hot; the kernel's page
         // cache holds the rest of the file anyway, and on a Pi the agent's memory is what
-        // counts (the peak RSS target: README, "Benchmarks").
+        // counts (the peak RSS target: docs/benchmarks.md).
         // auto_vacuum: a new file gives pruned rows' pages back (`releaseFreePages`); on a
         // file that already has tables it changes nothing. journal_size_limit: the WAL
         // returns to 4 MiB after a checkpoint instead of keeping its high-water size.
