@@ -7,8 +7,8 @@ final class Diagnostics {
     private let text: String
     /// How the document names keys and counts elements.
     let dialect: DocumentDialect
-    /// Where every key is written: built on the first issue only. A valid 2,000-person file
-    /// would otherwise hold ~20,000 paths (several MiB) only to say nothing
+    /// Where every key is written: built on the first issue only. A valid file would
+    /// otherwise hold a path for every key of every person only to say nothing
     /// (the peak RSS target: docs/benchmarks.md).
     private lazy var index = SourceIndex(text: text)
     private var issues: [ConfigIssue] = []

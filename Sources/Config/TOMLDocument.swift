@@ -11,7 +11,7 @@ import CTOML
 /// allocation the parse makes.
 ///
 /// TOMLKit 0.6.0's Swift types leak: `TOMLTable` has no deinit, so a parsed tree is never
-/// deleted (3.8 MiB for a 2,000-person file, again on every SIGHUP reload), and every
+/// deleted (the whole roster's tree, again on every SIGHUP reload), and every
 /// key listing and every scalar read (strings, even integers and booleans) is a `malloc`
 /// nobody frees. Here the document is
 /// taken apart while it is converted: every subtree is erased from toml++'s tree as soon

@@ -17,35 +17,27 @@ import Store
 ///   with the backlog. Retries wait on the monotonic clock: a stepped wall clock moves no
 ///   retry. When the store cannot record outcomes, store work pauses with its own
 ///   backoff (``StoreOutage``) instead of re-sending the same events at once.
+///
+/// Those decisions are ``ForwarderMachine``'s; this class only feeds it the loop's
+/// happenings and performs its actions in order (libcurl, SQLite, timers).
 public final class Forwarder {
-    public private(set) var configuration: ForwarderConfiguration
+    public var configuration: ForwarderConfiguration { machine.configuration }
+    private var machine: ForwarderMachine
     private let store: Store
     private let loop: EventLoop
     private let transfers: any TransferSession
-    private var backoff: Backoff
-    private var jitter: JitterSource
     private var caBundle: [UInt8]?
     private let onEvent: (ForwarderEvent) -> Void
-
-    private struct InFlight {
-        var entry: OutboxEntry
-    }
-
-    private var inFlight: [UInt64: InFlight] = [:]
-    private var queue = DeliveryQueue()
-    /// Whether the pending events are to be read from the first (at start, and after
-    /// another process changed the outbox) rather than from the newest one seen.
-    private var rereadPending = true
-    private var storeOutage = StoreOutage()
     private var wakeTimer: EventLoop.TimerHandle?
-    private var wakeDeadline: Instant?
     private var pollTimer: EventLoop.TimerHandle?
-    private var running = false
+    /// Performing a pump's actions: a kick from inside them (a callback) is not a second
+    /// pump on top of the first.
     private var pumping = false
-    private var failing = false
-    private var authRefused = false
     /// How often the store is checked for other processes' commits.
-    public var pollInterval: Duration = .milliseconds(250)
+    public var pollInterval: Duration {
+        get { machine.pollInterval }
+        set { machine.pollInterval = newValue }
+    }
     /// Told of each 201/200 with the event's decision time and now (wall-clock ms), for
     /// the delivery latency metric.
     public var onDelivered: ((_ createdAtMillis: Int64, _ deliveredAtMillis: Int64) -> Void)?
@@ -68,13 +60,13 @@ public final class Forwarder {
         try configuration.checkTransport()
         self.store = store
         self.loop = loop
-        self.configuration = configuration
         self.onEvent = onEvent
-        backoff = Backoff(maximum: configuration.maxBackoff)
-        jitter = JitterSource(seed: jitterSeed)
+        machine = ForwarderMachine(configuration: configuration, jitterSeed: jitterSeed)
         caBundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
         self.transfers = transfers
-        transfers.onCompletions = { [unowned self] completions in self.finished(completions) }
+        transfers.onCompletions = { [unowned self] completions in
+            self.perform(self.machine.answered(completions, now: self.loop.now, wallMillis: self.loop.wallMilliseconds))
+        }
     }
 
     deinit {
@@ -83,30 +75,18 @@ public final class Forwarder {
 
     /// Starts delivering what the outbox holds.
     public func start() {
-        guard !running else { return }
-        running = true
-        rereadPending = true
-        schedulePoll()
-        pump()
+        perform(machine.start())
     }
 
     /// Stops: requests in flight are abandoned (their events stay pending and are sent
     /// again next time, under the same key).
     public func stop() {
-        running = false
-        transfers.cancelAll()
-        for flight in inFlight.values { queue.ended(personId: flight.entry.personId) }
-        inFlight.removeAll()
-        if let wakeTimer { loop.cancel(wakeTimer) }
-        if let pollTimer { loop.cancel(pollTimer) }
-        wakeTimer = nil
-        wakeDeadline = nil
-        pollTimer = nil
+        perform(machine.stop())
     }
 
     /// New events were committed: look for work now.
     public func kick() {
-        pump()
+        perform(machine.eventsCommitted())
     }
 
     /// New settings (SIGHUP: a new token, URL or CA). Requests in flight finish with the
@@ -114,215 +94,127 @@ public final class Forwarder {
     public func reload(_ configuration: ForwarderConfiguration) throws(ForwarderError) {
         try configuration.checkTransport()
         let bundle = try configuration.caFile.map { path throws(ForwarderError) in try CABundle.load(caFile: path) }
-        let old = self.configuration
-        let serverChanged = configuration.token != old.token || configuration.url != old.url || bundle != caBundle
-        if configuration.token != old.token { authRefused = false }
-        self.configuration = configuration
-        if serverChanged {
-            // The operator fixed something: retry now rather than after a long backoff.
-            queue.releaseAllHolds()
-            do {
-                try store.retryPendingNow(nowMillis: loop.wallMilliseconds)
-                storeWrote()
-            } catch {
-                storeFailed(error)
-            }
-        }
+        let trustChanged = bundle != caBundle
         caBundle = bundle
-        backoff = Backoff(maximum: configuration.maxBackoff)
-        transfers.setMaxConnections(configuration.maxInFlight)
-        pump()
+        perform(machine.reload(configuration, trustChanged: trustChanged, wallMillis: loop.wallMilliseconds))
     }
 
-    public var inFlightCount: Int { inFlight.count }
+    public var inFlightCount: Int { machine.inFlightCount }
 
     /// Backlog, ages, last outcomes and what the amber LED should show.
     public func status() throws(StoreError) -> ForwarderStatus {
         let outbox = try store.status(nowMillis: loop.wallMilliseconds)
-        return ForwarderStatus(outbox: outbox, inFlight: inFlight.count, authRefused: authRefused)
+        return ForwarderStatus(outbox: outbox, inFlight: machine.inFlightCount, authRefused: machine.authRefused)
     }
 
-    // MARK: Sending
+    /// The machine's retry delay (its jitter drawn as an answer's would be).
+    func retryDelay(failures: Int, retryAfter: String?, long: Bool, nowMillis: Int64) -> Duration {
+        machine.retryDelay(failures: failures, retryAfter: retryAfter, long: long, nowMillis: nowMillis)
+    }
+
+    // MARK: Performing
 
     private func pump() {
-        guard running, !pumping else { return }
+        guard !pumping else { return }
         pumping = true
         defer { pumping = false }
-        let free = configuration.maxInFlight - inFlight.count
-        guard free > 0 else { return }
-        let now = loop.now
-        if storeOutage.isPaused(at: now), let until = storeOutage.pausedUntil {
-            wake(at: until)
-            return
-        }
-        let wallNow = loop.wallMilliseconds
-        // Every pending event is due as far as the store goes (its stored retry times are
-        // for people to read); who waits is decided here, on the monotonic clock.
-        queue.releaseHolds(at: now)
-        var taken: [(personId: String, sequence: Int64)] = []
-        var entries: [OutboxEntry] = []
-        do {
-            try readNewPendingEvents()
-            taken = queue.take(limit: free)
-            for (personId, sequence) in taken {
-                guard let entry = try store.entry(sequence: sequence), entry.state == .pending else {
-                    // Another process moved it since the pending events were read.
-                    queue.ended(personId: personId)
-                    rereadPending = true
+        perform(machine.pump(now: loop.now, wallMillis: loop.wallMilliseconds))
+    }
+
+    /// Performs `actions` in order, feeding each result back to the machine at once (and
+    /// performing what that returns) before the next.
+    private func perform(_ actions: [ForwarderAction]) {
+        for action in actions {
+            switch action {
+            case let .readPending(after):
+                do throws(StoreError) {
+                    try store.forEachPendingEvent(after: after) { sequence, personId in
+                        machine.sawPending(sequence: sequence, personId: personId)
+                    }
+                } catch {
+                    perform(machine.storeReadFailed(error, at: loop.now))
                     continue
                 }
-                entries.append(entry)
+                perform(machine.pendingRead())
+            case let .readEntries(sequences):
+                var entries: [OutboxEntry?] = []
+                do throws(StoreError) {
+                    for sequence in sequences { entries.append(try store.entry(sequence: sequence)) }
+                } catch {
+                    perform(machine.storeReadFailed(error, at: loop.now))
+                    continue
+                }
+                perform(machine.entriesRead(entries))
+            case var .send(request, entry):
+                request.caBundle = caBundle
+                do throws(ForwarderError) {
+                    machine.started(transfer: try transfers.start(request), entry: entry)
+                } catch {
+                    perform(machine.startFailed(error, entry: entry))
+                }
+            case let .record(records, finishing, atMillis):
+                record(records, finishing: finishing, atMillis: atMillis)
+            case let .retryPendingNow(atMillis):
+                do throws(StoreError) {
+                    try store.retryPendingNow(nowMillis: atMillis)
+                } catch {
+                    perform(machine.storeFailed(error, at: loop.now))
+                    continue
+                }
+                perform(machine.storeWrote())
+            case .checkForExternalChanges:
+                let changed: Bool
+                do throws(StoreError) {
+                    changed = try store.hasExternalChanges()
+                } catch {
+                    perform(machine.storeFailed(error, at: loop.now))
+                    continue
+                }
+                if changed { perform(machine.outboxChangedElsewhere()) }
+            case let .armWake(deadline):
+                if let wakeTimer { loop.cancel(wakeTimer) }
+                wakeTimer = loop.schedule(at: deadline) { [weak self] in
+                    guard let self else { return }
+                    wakeTimer = nil
+                    perform(machine.wakeFired())
+                }
+            case let .schedulePoll(interval):
+                pollTimer = loop.schedule(after: interval) { [weak self] in
+                    guard let self else { return }
+                    perform(machine.pollDue())
+                }
+            case .cancelAll:
+                transfers.cancelAll()
+                if let wakeTimer { loop.cancel(wakeTimer) }
+                if let pollTimer { loop.cancel(pollTimer) }
+                wakeTimer = nil
+                pollTimer = nil
+            case let .setMaxConnections(count):
+                transfers.setMaxConnections(count)
+            case let .report(event):
+                onEvent(event)
+            case let .reportDelivered(createdAtMillis, deliveredAtMillis):
+                onDelivered?(createdAtMillis, deliveredAtMillis)
+            case .pump:
+                pump()
             }
+        }
+    }
+
+    /// Records outcomes in one transaction, then reads the next pending event of each
+    /// person in `finishing`.
+    private func record(_ records: [DeliveryRecord], finishing: [String], atMillis: Int64) {
+        do throws(StoreError) {
+            try store.record(records, atMillis: atMillis)
         } catch {
-            for (personId, _) in taken { queue.ended(personId: personId) }
-            storeFailed(error)
+            perform(machine.recordFailed(finishing: finishing, error, at: loop.now))
             return
         }
-        var failedToStart: [DeliveryRecord] = []
-        var failedPersons: [String] = []
-        for entry in entries {
-            guard let headers = RequestHeaders.lines(idempotencyKey: entry.idempotencyKey, configuration: configuration) else {
-                failedToStart.append(.dead(sequence: entry.sequence, status: 0, error: "a header value holds a control character"))
-                failedPersons.append(entry.personId)
-                continue
-            }
-            let request = TransferRequest(
-                url: configuration.eventsURL, headers: headers, body: entry.body,
-                timeout: configuration.timeout, connectTimeout: configuration.connectTimeout, caBundle: caBundle)
-            do {
-                let id = try transfers.start(request)
-                inFlight[id] = InFlight(entry: entry)
-            } catch {
-                onEvent(.requestFailed(error))
-                queue.retry(personId: entry.personId, at: now + .seconds(1))
-            }
-        }
-        if !failedToStart.isEmpty { recordOutcomes(failedToStart, finishing: failedPersons, atMillis: wallNow) }
-        if let due = queue.nextHoldEnd { wake(at: due) }
-    }
-
-    /// Reads the pending events committed since the newest one seen (one index probe when
-    /// there are none), or all of them when they are to be read again.
-    private func readNewPendingEvents() throws(StoreError) {
-        if rereadPending { queue.forgetHeads() }
-        rereadPending = true
-        try store.forEachPendingEvent(after: queue.newestSequence) { sequence, personId in
-            queue.sawPending(sequence: sequence, personId: personId)
-        }
-        rereadPending = false
-    }
-
-    /// Records outcomes in one transaction and moves the persons in `finishing` (whose
-    /// outcome is final) on to their next pending event. Persons whose outcome is a retry
-    /// are already held.
-    private func recordOutcomes(_ records: [DeliveryRecord], finishing: [String], atMillis now: Int64) {
-        do {
-            try store.record(records, atMillis: now)
-            storeWrote()
-            for personId in finishing { queue.finished(personId: personId, nextHead: try store.pendingHead(personId: personId)) }
+        perform(machine.storeWrote())
+        do throws(StoreError) {
+            for personId in finishing { machine.personFinished(personId, nextHead: try store.pendingHead(personId: personId)) }
         } catch {
-            // The events stay pending in the store: they are sent again, same keys, once
-            // the store's pause is over. (A person already moved on is not moved back.)
-            for personId in finishing { queue.ended(personId: personId) }
-            storeFailed(error)
+            perform(machine.recordFailed(finishing: finishing, error, at: loop.now))
         }
-    }
-
-    /// Arms the wake-up timer for `deadline` (monotonic) unless an earlier one is armed.
-    private func wake(at deadline: Instant) {
-        if let current = wakeDeadline, current <= deadline, wakeTimer.map(loop.isScheduled) == true { return }
-        if let wakeTimer { loop.cancel(wakeTimer) }
-        wakeDeadline = deadline
-        wakeTimer = loop.schedule(at: deadline) { [weak self] in
-            guard let self else { return }
-            self.wakeTimer = nil
-            self.wakeDeadline = nil
-            self.pump()
-        }
-    }
-
-    /// A store operation failed: pause store work (see ``StoreOutage``) and say so once.
-    private func storeFailed(_ error: StoreError) {
-        let now = loop.now
-        if storeOutage.failed(at: now) { onEvent(.storeFailed(error)) }
-        if running, let until = storeOutage.pausedUntil { wake(at: until) }
-    }
-
-    /// A store write succeeded: an outage, if any, is over.
-    private func storeWrote() {
-        if storeOutage.wrote() { onEvent(.storeRecovered) }
-    }
-
-    private func schedulePoll() {
-        pollTimer = loop.schedule(after: pollInterval) { [weak self] in
-            guard let self, self.running else { return }
-            do throws(StoreError) {
-                if try self.store.hasExternalChanges() {
-                    self.rereadPending = true
-                    self.pump()
-                }
-            } catch {
-                self.storeFailed(error)
-            }
-            self.schedulePoll()
-        }
-    }
-
-    // MARK: Outcomes
-
-    private func finished(_ completions: [TransferCompletion]) {
-        let now = loop.wallMilliseconds
-        let monotonicNow = loop.now
-        var records: [DeliveryRecord] = []
-        var finishing: [String] = []
-        var events: [ForwarderEvent] = []
-        for (id, result) in completions {
-            guard let flight = inFlight.removeValue(forKey: id) else { continue }
-            let entry = flight.entry
-            switch DeliveryDecision.classify(result) {
-            case let .sent(status):
-                finishing.append(entry.personId)
-                records.append(.sent(sequence: entry.sequence, status: status))
-                events.append(.delivered(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
-                onDelivered?(entry.createdAtMillis, now)
-                authRefused = false
-                if failing {
-                    failing = false
-                    events.append(.recovered)
-                }
-            case let .rejected(status):
-                finishing.append(entry.personId)
-                records.append(.rejected(sequence: entry.sequence, status: status))
-                events.append(.rejected(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
-            case let .dead(status):
-                finishing.append(entry.personId)
-                records.append(.dead(sequence: entry.sequence, status: status, error: "HTTP \(status)"))
-                events.append(.deadLetter(sequence: entry.sequence, key: entry.idempotencyKey, status: status))
-            case let .retry(errorClass, message, retryAfter, long):
-                let delay = retryDelay(failures: entry.attempts + 1, retryAfter: retryAfter, long: long, nowMillis: now)
-                let delayMillis = Backoff.milliseconds(delay)
-                queue.retry(personId: entry.personId, at: monotonicNow + delay)
-                // The wall-clock time is stored for `outbox list` only.
-                records.append(.retry(sequence: entry.sequence, atMillis: now + delayMillis, errorClass: errorClass, error: message))
-                events.append(.retrying(sequence: entry.sequence, key: entry.idempotencyKey, errorClass: errorClass, message: message, delayMillis: delayMillis))
-                if errorClass == .auth { authRefused = true }
-                if !failing {
-                    failing = true
-                    events.append(.failing(errorClass: errorClass, message: message))
-                }
-            }
-        }
-        recordOutcomes(records, finishing: finishing, atMillis: now)
-        for event in events { onEvent(event) }
-        pump()
-    }
-
-    /// The backoff schedule, lengthened (never shortened) by `Retry-After`, which is
-    /// capped at `max_backoff_s`: a `Retry-After: 0` or a date in the past from a broken
-    /// proxy must not turn retries into a tight loop.
-    func retryDelay(failures: Int, retryAfter: String?, long: Bool, nowMillis: Int64) -> Duration {
-        let floor = long ? backoff.longDelay(unit: jitter.unit()) : backoff.delay(failures: failures, unit: jitter.unit())
-        guard let retryAfter, let asked = RetryAfter.delay(retryAfter, nowMillis: nowMillis) else { return floor }
-        return max(floor, min(asked, configuration.maxBackoff))
     }
 }

@@ -8,15 +8,17 @@ import HCI
 ///
 /// Why: each new address costs one AES call per configured IRK. A device that makes up
 /// 1,000 addresses a second against 500 enrolled phones would ask for 500,000 calls a
-/// second, about a third of a Pi 3 core. A real phone keeps one address for minutes and
-/// is heard at every advertising interval; made-up addresses are heard a few times each.
+/// second, a large share of a Pi's core (docs/benchmarks.md). A real phone keeps one
+/// address for minutes and is heard at every advertising interval; made-up addresses are
+/// heard a few times each.
 /// So under pressure the gate rises (2, 4, … 64 sightings: each second in which the
 /// bucket ran dry doubles it), which costs the flood its packets and a phone a few more of
 /// its advertisements, and halves after each minute in which it did not, back to 1.
 /// Addresses already known (cached) never cost anything.
 public struct RPAResolutionBudget: Sendable {
-    /// IRK tries per second: 50,000 is about 4 % of a Pi 3 core and 100 new addresses a
-    /// second against 500 IRKs; a door meets perhaps one new phone address a second.
+    /// IRK tries per second: the default is a small share of a Pi's core
+    /// (docs/benchmarks.md) and 100 new addresses a second against 500 IRKs; a door meets
+    /// perhaps one new phone address a second.
     public let triesPerSecond: Int
     public private(set) var tokens: Int
     /// Sightings an unknown address needs before it is tried.

@@ -7,15 +7,14 @@ import HCI
 ///
 /// A controller sends every advertising report as a packet of its own, and each wake-up
 /// costs far more than a report does: a poll, a read, a context switch, and the door's
-/// tables gone cold in the caches while the agent slept (some hundreds of µs on the
-/// development machine, against under half a µs of work per report), and at a crowded
-/// door a read's check-ins share one commit and its wait for the disk. A pause long
-/// enough that a wake-up finds about `reportsPerWakeUp` reports waiting shares those costs
-/// among them: 3,000, at most a second, keep a crowded door's live cost (3,000 reports a
-/// second) within 2× of matching the same reports alone (`scan` replayed;
-/// scripts/bench-door), where 2,000 and half a second cost a third more. A busy door is
-/// read about once a second, a quiet one at `longest`. Presence decisions take seconds
-/// (a window of 3 s, two samples at least), so up to a second more is little to them; a
+/// tables gone cold in the caches while the agent slept; and at a crowded door a read's
+/// check-ins share one commit and its wait for the disk. A pause long enough that a
+/// wake-up finds about `reportsPerWakeUp` reports waiting shares those costs among them.
+/// The defaults are chosen by scripts/bench-door, which compares a crowded door's live
+/// cost with matching the same reports alone (`scan` replayed); its figures are in
+/// docs/benchmarks.md. A busy door is read about once a second, a quiet one at
+/// `longest`. Presence decisions take seconds (a window of 3 s, two samples at least),
+/// so up to a second more is little to them; a
 /// command's answer and a tag's are never kept waiting (the driver reads at once while
 /// one is awaited). What waits longest is the first event of a new connection (up to
 /// `longest`), which only delays a proof's start.

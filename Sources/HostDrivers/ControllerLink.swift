@@ -391,7 +391,7 @@ public final class ControllerLink {
 
 extension ControllerLink {
     /// What a replay's packets cost from its first recorded packet on (bring-up and start-up
-    /// not in it), for its closing line: `180000 packets, 0.061 s of CPU (0.34 µs a packet)`.
+    /// not in it), for its closing line: `<n> packets, <t> s of CPU (<u> µs a packet)`.
     /// scripts/bench-door reads it as the floor of the live path. `nil` before a replay's
     /// first packet or for a live transport.
     public var replayCost: String? {

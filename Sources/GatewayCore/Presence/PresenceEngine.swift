@@ -62,7 +62,7 @@ public struct PresenceEngine: Sendable {
     var personById: [String: Int32] = [:]
     /// All tags' rings, `capacity` entries per tag slot: times and RSSI (dBm). Times are
     /// milliseconds after `ringEpoch` (see `PresenceEngine+Filter`): half the memory of
-    /// nanoseconds, which at 2,000 persons × 2 tags × 64 samples is 1 MiB
+    /// nanoseconds, for rings that grow with persons × tags × samples
     /// (the peak RSS target: docs/benchmarks.md).
     var ringTimes: [Int32] = []
     var ringRSSI: [Int8] = []
