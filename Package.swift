@@ -2,6 +2,7 @@
 import PackageDescription
 
 // Layers, lowest first; a target depends only on targets above it in this list:
+//   SystemCalls    interrupted calls repeated, whole writes, bounded reads, atomic file replacement
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
 //   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
@@ -42,12 +43,15 @@ let package = Package(
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
         .systemLibrary(name: "CTimex", path: "Sources/CTimex"),
-        .target(name: "EventLoop", dependencies: ["CTimex"], path: "Sources/EventLoop"),
+        // Interrupted calls repeated, whole writes, bounded reads and atomic file
+        // replacement, said once (plain Glibc; no package needed for four functions).
+        .target(name: "SystemCalls", path: "Sources/SystemCalls"),
+        .target(name: "EventLoop", dependencies: ["CTimex", "SystemCalls"], path: "Sources/EventLoop"),
         .target(name: "JSONText", path: "Sources/JSONText"),
         // The one seeded generator (SplitMix64): retry jitter, fuzzers, benchmarks, tests.
         .target(name: "SplitMix", path: "Sources/SplitMix"),
         .target(name: "HCI", path: "Sources/HCI"),
-        .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth"], path: "Sources/HCITransport"),
+        .target(name: "HCITransport", dependencies: ["HCI", "EventLoop", "CBluetooth", "SystemCalls"], path: "Sources/HCITransport"),
         .target(name: "BluetoothCrypto", dependencies: ["HCI", "COpenSSL"], path: "Sources/BluetoothCrypto"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
         .target(name: "SecurityManager", dependencies: ["BluetoothCrypto", "HCI", "EventLoop"], path: "Sources/SecurityManager"),
@@ -62,20 +66,20 @@ let package = Package(
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCI", "Host", "LEDs", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["GatewayCore", "HCI", "Host", "LEDs", "SystemCalls", .product(name: "TOMLKit", package: "TOMLKit")],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
-        .target(name: "Store", dependencies: ["CSQLite", "EventLoop"], path: "Sources/Store"),
+        .target(name: "Store", dependencies: ["CSQLite", "EventLoop", "SystemCalls"], path: "Sources/Store"),
         .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore", "SplitMix"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
-        .target(name: "Journal", dependencies: ["EventLoop"], path: "Sources/Journal"),
+        .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux"], path: "Sources/Fleet"),
+        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
         .target(
             name: "HostDrivers",
             dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal", "JSONText"],
@@ -85,7 +89,7 @@ let package = Package(
             name: "Agent",
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
-                "HostDrivers",
+                "HostDrivers", "SystemCalls",
             ],
             path: "Sources/Agent"
         ),
@@ -93,7 +97,7 @@ let package = Package(
             name: "BeaconGatewayCLI",
             dependencies: [
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
-                "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent",
+                "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"
@@ -109,6 +113,7 @@ let package = Package(
             path: "Benchmarks/PresenceBenchmark"
         ),
 
+        .testTarget(name: "SystemCallsTests", dependencies: ["SystemCalls"], path: "Tests/SystemCallsTests"),
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop"], path: "Tests/EventLoopTests"),
         .testTarget(name: "HCITests", dependencies: ["HCI", "SplitMix"], path: "Tests/HCITests"),
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import Fleet
 import GatewayCore
 import Store
@@ -134,48 +135,20 @@ extension GatewayAgent {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return errno == ENOENT ? .missing : .failed(operation: "open", errno: errno) }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < limit {
-            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, min($0.count, limit - bytes.count)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return .failed(operation: "read", errno: errno)
-            }
-            if count == 0 { break }
-            bytes += chunk[0 ..< count]
+        do throws(Errno) {
+            return .read(try FileDescriptorIO.read(fd, upTo: limit))
+        } catch {
+            return .failed(operation: "read", errno: error.code)
         }
-        return .read(bytes)
     }
 
     /// Temporary file (mode 0600), fsync, rename, directory fsync; nil when written, else why not.
     static func writeDurably(_ path: String, _ bytes: [UInt8]) -> String? {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return "cannot create \(temporary): \(String(cString: strerror(errno)))" }
-        var failure: String?
-        var written = 0
-        while written < bytes.count, failure == nil {
-            let count = bytes[written...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 {
-                failure = "cannot write \(temporary): \(String(cString: strerror(count < 0 ? errno : ENOSPC)))"
-            } else {
-                written += count
-            }
+        do throws(SystemCallFailure) {
+            try AtomicFile.replace(path, with: bytes, mode: 0o600, durability: .durable)
+            return nil
+        } catch {
+            return error.description
         }
-        if failure == nil, fsync(fd) != 0 { failure = "cannot sync \(temporary): \(String(cString: strerror(errno)))" }
-        if close(fd) != 0, failure == nil { failure = "cannot write \(temporary): \(String(cString: strerror(errno)))" }
-        if failure == nil, rename(temporary, path) != 0 { failure = "cannot rename \(temporary): \(String(cString: strerror(errno)))" }
-        if let failure {
-            unlink(temporary)
-            return failure
-        }
-        let directory = open(StatusSocketPath.directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            fsync(directory)
-            close(directory)
-        }
-        return nil
     }
 }

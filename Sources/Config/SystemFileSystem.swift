@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemCalls
 
 /// The real file system, through open(2), fstat(2) and read(2) on one descriptor, so the
 /// mode checked is the mode of the file whose bytes are used.
@@ -24,21 +25,15 @@ public struct SystemFileSystem: ConfigurationFileSystem {
         guard isRegular, limit > 0 else { return snapshot }
 
         // Read one byte past the limit to learn whether the file is longer.
-        var buffer = [UInt8](repeating: 0, count: limit + 1)
-        var filled = 0
-        while filled < buffer.count {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                systemRead(fd, raw.baseAddress.map { $0 + filled }, raw.count - filled)
-            }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Self.error(errno)
-            }
-            if count == 0 { break }
-            filled += count
+        let bytes: [UInt8]
+        do throws(Errno) {
+            bytes = try FileDescriptorIO.read(fd, upTo: limit + 1)
+        } catch {
+            throw Self.error(error.code)
         }
+        let filled = bytes.count
         snapshot.isTruncated = filled > limit
-        snapshot.bytes = Array(buffer[0 ..< min(filled, limit)])
+        snapshot.bytes = Array(bytes.prefix(limit))
         return snapshot
     }
 
@@ -49,9 +44,4 @@ public struct SystemFileSystem: ConfigurationFileSystem {
         default: .other(errno: code, description: String(cString: strerror(code)))
         }
     }
-}
-
-/// read(2), under a name the method above does not shadow.
-private func systemRead(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(fd, buffer, count)
 }

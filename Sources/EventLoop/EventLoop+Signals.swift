@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemCalls
 import Synchronization
 
 /// The write end of the self-pipe of the loop that owns signals, or -1.
@@ -94,8 +95,9 @@ extension EventLoop {
     private func drainSignalPipe() {
         var bytes = [UInt8](repeating: 0, count: 64)
         while true {
-            let count = bytes.withUnsafeMutableBytes { read(signals.readEnd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let count = SystemCall.retryingInterrupts {
+                bytes.withUnsafeMutableBytes { read(signals.readEnd, $0.baseAddress, $0.count) }
+            }
             guard count > 0 else { return }
             for byte in bytes.prefix(count) {
                 signals.handlers[UnixSignal(rawValue: Int32(byte))]?()

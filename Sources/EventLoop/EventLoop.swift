@@ -157,7 +157,8 @@ public final class EventLoop {
 
     // MARK: Running
 
-    /// Makes `run()` return after the callback that is running now.
+    /// Makes `run()` return after the callback that is running now; called before the
+    /// loop runs (a start-up step that failed), the next `run()` returns at once.
     public func stop() {
         stopRequested = true
     }
@@ -204,8 +205,12 @@ public final class EventLoop {
     func running(_ body: () throws(EventLoopError) -> Void) throws(EventLoopError) {
         guard !isRunning else { throw .alreadyRunning }
         isRunning = true
-        stopRequested = false
-        defer { isRunning = false }
+        // A stop asked for before this run applies to it: cleared when the run ends, not
+        // when it starts.
+        defer {
+            isRunning = false
+            stopRequested = false
+        }
         try body()
     }
 

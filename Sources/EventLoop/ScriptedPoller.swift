@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SystemCalls
 
 /// The readiness backend of a `VirtualEventLoop`: it never waits. Descriptors are asked
 /// with a zero timeout (so a test's own pipes and socket pairs work as they are), and a
@@ -84,14 +85,10 @@ public final class ScriptedDescriptor {
     /// Makes `bytes` readable on `fileDescriptor`.
     public func feed(_ bytes: [UInt8]) throws(EventLoopError) {
         precondition(peer >= 0, "fed after hangUp()")
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { write(peer, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .systemCall("write", errno: errno)
-            }
-            offset += count
+        do throws(Errno) {
+            try FileDescriptorIO.writeAll(peer, bytes)
+        } catch {
+            throw .systemCall("write", errno: error.code)
         }
     }
 
@@ -101,12 +98,13 @@ public final class ScriptedDescriptor {
         var taken: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4_096)
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(peer, $0.baseAddress, $0.count) }
+            let count = SystemCall.retryingInterrupts {
+                buffer.withUnsafeMutableBytes { read(peer, $0.baseAddress, $0.count) }
+            }
             if count > 0 {
                 taken += buffer.prefix(count)
                 continue
             }
-            if count < 0 && errno == EINTR { continue }
             if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK { throw .systemCall("read", errno: errno) }
             return taken
         }

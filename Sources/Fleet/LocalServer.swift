@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import CLinux
 import EventLoop
 
@@ -119,13 +120,15 @@ public final class LocalServer {
 
     private func readable(_ client: Client) {
         var buffer = [UInt8](repeating: 0, count: Self.readChunk)
-        let count = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+        let count = SystemCall.retryingInterrupts {
+            buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+        }
         let action: RequestConnection.Action
         if count > 0 {
             action = client.machine.received(buffer[..<count], at: loop.now)
         } else if count == 0 {
             action = client.machine.hungUp()
-        } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+        } else if errno == EAGAIN || errno == EWOULDBLOCK {
             return
         } else {
             action = client.machine.failed()
@@ -155,9 +158,10 @@ public final class LocalServer {
     private func write(_ client: Client) {
         while client.machine.phase == .writing {
             let unsent = client.machine.unsent
-            let count = unsent.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = SystemCall.retryingInterrupts {
+                unsent.withUnsafeBytes { send(client.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             if count < 0 {
-                if errno == EINTR { continue }
                 if errno == EAGAIN || errno == EWOULDBLOCK {
                     if let registration = client.registration {
                         loop.setWritableCallback(registration) { [unowned self, unowned client] in self.write(client) }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 /// What is kept of the server roster in the state directory (see docs/fleet.md): the ETag
 /// of the last 200 answer (valid or not), the refusal still reported, and the last valid
@@ -77,43 +78,10 @@ public enum RosterFile {
     }
 
     public static func write(_ roster: PersistedRoster, stateDirectory: String) throws(LocalServerError) {
-        let target = path(stateDirectory: stateDirectory)
-        let temporary = target + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { throw LocalServerError("cannot write \(temporary)", errno: errno) }
-        func fail(_ what: String) -> LocalServerError {
-            let error = LocalServerError(what, errno: errno)
-            _ = close(fd)
-            _ = unlink(temporary)
-            return error
-        }
-        // An existing file keeps the mode it was created with; make sure of 0600.
-        guard fchmod(fd, 0o600) == 0 else { throw fail("cannot restrict \(temporary) to mode 0600") }
-        let bytes = roster.encode()
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw fail("cannot write \(temporary)")
-            }
-            written += count
-        }
-        guard fsync(fd) == 0 else { throw fail("cannot sync \(temporary)") }
-        guard close(fd) == 0 else {
-            let error = LocalServerError("cannot write \(temporary)", errno: errno)
-            _ = unlink(temporary)
-            throw error
-        }
-        guard rename(temporary, target) == 0 else {
-            let error = LocalServerError("cannot rename \(temporary) to \(target)", errno: errno)
-            _ = unlink(temporary)
-            throw error
-        }
-        let directory = open(stateDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 {
-            _ = fsync(directory)
-            _ = close(directory)
+        do throws(SystemCallFailure) {
+            try AtomicFile.replace(path(stateDirectory: stateDirectory), with: roster.encode(), mode: 0o600, durability: .durable)
+        } catch {
+            throw LocalServerError(error.description)
         }
     }
 
@@ -127,18 +95,13 @@ public enum RosterFile {
             throw LocalServerError("cannot open \(target)", errno: errno)
         }
         defer { _ = close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw LocalServerError("cannot read \(target)", errno: errno)
-            }
-            if count == 0 { break }
-            bytes += chunk[0 ..< count]
-            guard bytes.count <= limit + 4096 else { throw LocalServerError("\(target) is larger than a roster can be") }
+        let bytes: [UInt8]
+        do throws(Errno) {
+            bytes = try FileDescriptorIO.read(fd, upTo: limit + 4096 + 1)
+        } catch {
+            throw LocalServerError("cannot read \(target)", errno: error.code)
         }
+        guard bytes.count <= limit + 4096 else { throw LocalServerError("\(target) is larger than a roster can be") }
         guard let roster = PersistedRoster(decoding: bytes) else {
             throw LocalServerError("\(target) is not a roster file")
         }

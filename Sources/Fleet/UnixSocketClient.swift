@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import CLinux  // whole-module (release) builds see SOCK_STREAM, SOCK_CLOEXEC, MSG_NOSIGNAL through it
 import EventLoop
 
@@ -54,9 +55,10 @@ public enum UnixSocketClient {
         let deadline = clock.now + timeout
         var sent = 0
         while sent < request.count {
-            let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = SystemCall.retryingInterrupts {
+                request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             if count < 0 {
-                if errno == EINTR { continue }
                 throw .failed("cannot send the request: \(String(cString: strerror(errno)))")
             }
             sent += count
@@ -67,16 +69,17 @@ public enum UnixSocketClient {
             let wait = EventLoop.pollTimeout(until: deadline, now: clock.now)
             guard wait != 0 else { throw .failed("no answer within \(timeout)") }
             var pollDescriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pollDescriptor, 1, wait)
+            let ready = SystemCall.retryingInterrupts { poll(&pollDescriptor, 1, wait) }
             if ready < 0 {
-                if errno == EINTR { continue }
                 throw .failed(String(cString: strerror(errno)))
             }
             if ready == 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            let count = SystemCall.retryingInterrupts {
+                buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            }
             if count == 0 { return answer }
             if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == EAGAIN { continue }
                 throw .failed(String(cString: strerror(errno)))
             }
             answer += buffer[..<count]

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 /// `server.ca_file` *adds* a CA (see docs/event-api.md): libcurl is given the system bundle and the
 /// file together, so the server may use either a public or a private CA.
@@ -32,18 +33,8 @@ enum CABundle {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while bytes.count <= maximumSize {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { break }
-            bytes += chunk[0 ..< count]
-        }
-        return bytes
+        // One byte past the limit tells the caller the bundle is too large.
+        return try? FileDescriptorIO.read(fd, upTo: maximumSize + 1)
     }
 
     private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import HCI
 
 /// `btsnoop:FILE`: replays what a controller sent in a capture, as fast as the host takes
@@ -179,17 +180,14 @@ public final class BTSnoopReplayTransport: HCITransport {
     }
 
     private func readChunk() throws(TransportError) {
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(fileDescriptor_, $0.baseAddress, $0.count) }
-            if count > 0 {
-                parser.append(chunk[0 ..< count])
-                return
-            }
-            if count == 0 {
-                endOfFile = true
-                return
-            }
-            if errno == EINTR { continue }
+        let count = SystemCall.retryingInterrupts {
+            chunk.withUnsafeMutableBytes { read(fileDescriptor_, $0.baseAddress, $0.count) }
+        }
+        if count > 0 {
+            parser.append(chunk[0 ..< count])
+        } else if count == 0 {
+            endOfFile = true
+        } else {
             throw .replayFile(path: path, errno: errno)
         }
     }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import EventLoop
 import HCI
 
@@ -47,17 +48,11 @@ public final class BTSnoopWriter {
     public func flush() throws(TransportError) {
         guard isOpen else { return }
         lastFlush = clock.now
-        var offset = 0
-        defer { buffer.removeFirst(offset) }
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { bytes in
-                Glibc.write(fileDescriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw .captureFile(path: path, errno: errno)
-            }
-            offset += written
+        defer { buffer.removeAll(keepingCapacity: true) }
+        do throws(Errno) {
+            try FileDescriptorIO.writeAll(fileDescriptor, buffer)
+        } catch {
+            throw .captureFile(path: path, errno: error.code)
         }
     }
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import CBluetooth
 import HCI
 
@@ -162,10 +163,12 @@ final class DescriptorStream {
         defer { if kind == .packetSocket { receivedAtMicroseconds = CapturingTransport.realtimeMicroseconds() } }
         readLoop: while reads < readLimit {
             var stamp: Int64 = 0
-            let count = readBuffer.withUnsafeMutableBytes { buffer in
-                kind == .packetSocket
-                    ? cbt_receive_stamped(fileDescriptor, buffer.baseAddress, UInt(buffer.count), &stamp)
-                    : read(fileDescriptor, buffer.baseAddress, buffer.count)
+            let count = SystemCall.retryingInterrupts {
+                readBuffer.withUnsafeMutableBytes { buffer in
+                    kind == .packetSocket
+                        ? cbt_receive_stamped(fileDescriptor, buffer.baseAddress, UInt(buffer.count), &stamp)
+                        : read(fileDescriptor, buffer.baseAddress, buffer.count)
+                }
             }
             if count > 0 {
                 reads += 1
@@ -182,7 +185,6 @@ final class DescriptorStream {
                 break
             }
             switch errno {
-            case EINTR: continue
             case EAGAIN, EWOULDBLOCK: break readLoop
             // A tty whose other side went away (USB unplugged, pty closed) says EIO.
             // A user-channel socket whose adapter was unregistered says EPIPE.
@@ -234,16 +236,17 @@ final class DescriptorStream {
         guard isOpen else { throw .notOpen }
         while let first = outgoing.first {
             let remaining = first.count - outgoingOffset
-            let written = first.withUnsafeBytes { buffer in
-                let start = buffer.baseAddress.map { $0 + outgoingOffset }
-                return switch kind {
-                case .socket, .packetSocket: Glibc.send(fileDescriptor, start, remaining, Int32(MSG_NOSIGNAL))
-                case .device: write(fileDescriptor, start, remaining)
+            let written = SystemCall.retryingInterrupts {
+                first.withUnsafeBytes { buffer in
+                    let start = buffer.baseAddress.map { $0 + outgoingOffset }
+                    return switch kind {
+                    case .socket, .packetSocket: Glibc.send(fileDescriptor, start, remaining, Int32(MSG_NOSIGNAL))
+                    case .device: write(fileDescriptor, start, remaining)
+                    }
                 }
             }
             if written < 0 {
                 switch errno {
-                case EINTR: continue
                 case EAGAIN, EWOULDBLOCK, ENOBUFS: return
                 case EPIPE, ECONNRESET, EIO, ENODEV, ENXIO: throw .closed
                 case let error: throw .io(call: kind == .socket ? "send" : "write", errno: error)

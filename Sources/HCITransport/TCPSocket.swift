@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import EventLoop
 
 /// The system calls behind `TCPTransport.open()`.
@@ -51,8 +52,7 @@ enum TCPSocket {
                 let timeout = EventLoop.pollTimeout(until: deadline, now: clock.now)
                 if timeout == 0 { throw .timedOut }
                 var pollDescriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                let ready = poll(&pollDescriptor, 1, timeout)
-                if ready < 0 && errno == EINTR { continue }
+                let ready = SystemCall.retryingInterrupts { poll(&pollDescriptor, 1, timeout) }
                 if ready < 0 { throw .failed(errno) }
                 if ready > 0 { break }
             }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 import CBluetooth
 import EventLoop
 import HCI
@@ -21,25 +22,24 @@ enum UserChannelSocket {
         address.hci_dev = UInt16(index)
         address.hci_channel = UInt16(HCI_CHANNEL_USER)
 
-        while true {
-            let result = withUnsafePointer(to: &address) { pointer in
+        let result = SystemCall.retryingInterrupts {
+            withUnsafePointer(to: &address) { pointer in
                 pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                     bind(fd, $0, socklen_t(MemoryLayout<sockaddr_hci>.size))
                 }
             }
-            if result == 0 {
-                enlargeReceiveBuffer(fd)
-                // Each packet stamped as it arrives: presence counts a report from then,
-                // not from the read that let it gather (`ArrivalMarks`). Without stamps
-                // (refused), reports count from the read, as on the other transports.
-                DescriptorStream.stampArrivals(fd)
-                return fd
-            }
+        }
+        guard result == 0 else {
             let error = errno
-            if error == EINTR { continue }
             _ = close(fd)
             throw TransportError.userChannel(index: index, step: .bind, errno: error)
         }
+        enlargeReceiveBuffer(fd)
+        // Each packet stamped as it arrives: presence counts a report from then, not from
+        // the read that let it gather (`ArrivalMarks`). Without stamps (refused), reports
+        // count from the read, as on the other transports.
+        DescriptorStream.stampArrivals(fd)
+        return fd
     }
 
     /// Room for what a controller sends while the agent lets reports gather
@@ -73,9 +73,8 @@ enum UserChannelSocket {
     private static func bringDown(index: Int) throws(TransportError) {
         let control = try makeSocket(index: index)
         defer { _ = close(control) }
-        while cbt_hci_dev_down(control, CInt(index)) < 0 {
+        if SystemCall.retryingInterrupts({ cbt_hci_dev_down(control, CInt(index)) }) < 0 {
             let error = errno
-            if error == EINTR { continue }
             // EALREADY: it was down already, which is what we wanted.
             if error == EALREADY { return }
             throw TransportError.userChannel(index: index, step: .bringDown, errno: error)

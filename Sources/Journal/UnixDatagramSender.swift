@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 /// Why a datagram to journald or the service manager did not go out.
 public enum DatagramError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -58,18 +59,15 @@ public final class UnixDatagramSender: Sendable {
         }
         // Abstract names are counted exactly (no terminator); paths include their NUL.
         let length = socklen_t(MemoryLayout<sa_family_t>.size + addressBytes.count)
-        while true {
-            let sent = payload.withUnsafeBytes { buffer in
+        let sent = SystemCall.retryingInterrupts {
+            payload.withUnsafeBytes { buffer in
                 withUnsafePointer(to: &storage) { pointer in
                     pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
                         sendto(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL), address, length)
                     }
                 }
             }
-            if sent >= 0 { return }
-            let code = errno
-            if code == EINTR { continue }
-            throw .send(address: address, errno: code)
         }
+        if sent < 0 { throw .send(address: address, errno: errno) }
     }
 }

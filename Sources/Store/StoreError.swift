@@ -1,3 +1,5 @@
+import SystemCalls
+
 /// What went wrong in the store, with SQLite's own words where it had any.
 public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The database could not be opened or created (missing directory, permissions, a
@@ -41,5 +43,12 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .notADatabase(path, reason): "\(path) is not a sound SQLite database: \(reason)"
         case let .file(path, operation, code): "cannot \(operation) \(path): \(StoreError.errnoName(code))"
         }
+    }
+}
+
+extension StoreError {
+    /// A failed call on one of the store's own files (not SQLite's).
+    init(_ failure: SystemCallFailure) {
+        self = .file(path: failure.path, operation: failure.operation, errno: failure.errno.code)
     }
 }

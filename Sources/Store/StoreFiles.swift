@@ -1,16 +1,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import SystemCalls
 
 /// The files beside the database and the checks made on it before SQLite is asked to
 /// trust it: the SQLite header, moving a damaged database aside, syncing the directory.
 /// Plain system calls; the SQLite C API stays in `SQLiteConnection`.
 enum StoreFiles {
     /// The directory holding `path` ("." for a bare name).
-    static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
+    static func directory(of path: String) -> String { AtomicFile.directory(of: path) }
 
     static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
@@ -25,37 +23,21 @@ enum StoreFiles {
     /// Makes a file created, renamed or removed in `directory` survive a power cut: the
     /// file's own fsync does not cover its directory entry.
     static func syncDirectory(_ directory: String) throws(StoreError) {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw .file(path: directory, operation: "open the directory", errno: errno) }
-        defer { close(fd) }
-        guard fsync(fd) == 0 else { throw .file(path: directory, operation: "sync the directory", errno: errno) }
+        do throws(SystemCallFailure) {
+            try AtomicFile.syncDirectory(directory)
+        } catch {
+            throw StoreError(error)
+        }
     }
 
     /// Writes `text` to `path` atomically and durably: a temporary file, fsync, rename,
     /// fsync of the directory. A power cut leaves the old or the new content, never part.
     static func replaceDurably(_ path: String, with text: String) throws(StoreError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw .file(path: temporary, operation: "create", errno: errno) }
-        let bytes = Array(text.utf8)
-        var failure: StoreError?
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if written != bytes.count {
-            failure = .file(path: temporary, operation: "write", errno: written < 0 ? errno : ENOSPC)
-        } else if fsync(fd) != 0 {
-            failure = .file(path: temporary, operation: "sync", errno: errno)
+        do throws(SystemCallFailure) {
+            try AtomicFile.replace(path, with: Array(text.utf8), mode: 0o640, durability: .durable)
+        } catch {
+            throw StoreError(error)
         }
-        close(fd)
-        if let failure {
-            unlink(temporary)
-            throw failure
-        }
-        guard rename(temporary, path) == 0 else {
-            let code = errno
-            unlink(temporary)
-            throw .file(path: path, operation: "replace", errno: code)
-        }
-        try syncDirectory(directory(of: path))
     }
 
     /// The whole (small) file as text; `nil` when it cannot be read.

@@ -108,6 +108,24 @@ final class EventLoopTests: XCTestCase {
         XCTAssertFalse(loop.isRunning)
     }
 
+    func testStopBeforeRunEndsThatRunAtOnceAndOnlyThatRun() throws {
+        let loop = EventLoop()
+        let (readEnd, writeEnd) = try makePipe()
+        defer { close(readEnd); close(writeEnd) }
+        _ = loop.register(fileDescriptor: readEnd) { XCTFail("never readable") }
+        var fired = 0
+        loop.schedule(at: loop.now) { fired += 1 }
+        // A start-up step that failed before the loop ran (the agent's first transport
+        // open) stops it: run() must not wait on the pipe forever.
+        loop.stop()
+        try loop.run()
+        XCTAssertEqual(fired, 0)
+        // The stop was used up: the next run runs until its own stop.
+        loop.schedule(after: .milliseconds(1)) { loop.stop() }
+        try loop.run()
+        XCTAssertEqual(fired, 1)
+    }
+
     func testPendingSourceRunsWithoutBlockingUntilDone() throws {
         let loop = EventLoop()
         let (readEnd, writeEnd) = try makePipe()

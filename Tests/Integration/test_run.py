@@ -880,6 +880,35 @@ def test_configuration_error_exits_2_naming_file_and_line(gateway_bin, tmp_path)
     assert not (tmp_path / "state").exists(), "nothing is started with a bad configuration"
 
 
+def test_a_transport_error_no_retry_can_fix_at_the_first_open_exits_1_at_once(gateway_bin, tmp_path):
+    """A missing replay file (like a kernel without Bluetooth, or no permission for the
+    adapter) cannot be fixed by trying again: run says why and exits 1 instead of
+    waiting for a signal (under systemd: a start timeout, then a restart into the same
+    state)."""
+    missing = tmp_path / "no-such-capture.btsnoop"
+    config = write_config(tmp_path, f"btsnoop:{missing}", [0])
+    result = subprocess.run([str(gateway_bin), "run", "--config", str(config)], capture_output=True, text=True,
+                            timeout=30)
+    assert result.returncode == 1, result.stderr
+    assert f"cannot read the capture {missing}: No such file or directory" in result.stderr, result.stderr
+
+
+def test_under_the_journal_the_reasons_run_stops_are_logged_as_errors(gateway_bin, tmp_path):
+    """With stderr connected to the journal (JOURNAL_STREAM names it, as systemd sets it),
+    a configuration error's lines carry the error priority prefix `<3>`: journald keeps
+    them at priority err, so `journalctl -p warning` shows why the service stopped."""
+    config = write_config(tmp_path, "tcp:127.0.0.1:9", [0], presence=dict(FAST_PRESENCE, exit_rssi=-60))
+    stream = tmp_path / "stderr"
+    with stream.open("w") as stderr:
+        status = os.fstat(stderr.fileno())
+        env = dict(os.environ, JOURNAL_STREAM=f"{status.st_dev}:{status.st_ino}")
+        result = subprocess.run([str(gateway_bin), "run", "--config", str(config)], stderr=stderr, env=env, timeout=30)
+    assert result.returncode == 2
+    lines = stream.read_text().splitlines()
+    problems = [line for line in lines if "presence.exit_rssi" in line or "the agent did not start" in line]
+    assert len(problems) == 2 and all(line.startswith("<3>") for line in problems), lines
+
+
 def test_a_server_that_never_answers_does_not_hold_up_decisions(gateway_bin, world_factory, agents, event_server,
                                                                 tmp_path):
     """A slow server must not block scanning or presence decisions (delivery runs inside

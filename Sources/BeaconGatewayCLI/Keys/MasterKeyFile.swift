@@ -1,3 +1,4 @@
+import SystemCalls
 import Config
 import GatewayCore
 
@@ -60,18 +61,11 @@ enum MasterKeyFile {
                 failure = Failure(message: "cannot give \(path) to the user \(SecretFileRule.serviceUser): \(String(cString: strerror(errno)))")
             }
         }
-        var bytes = Array(content.utf8)
-        let count = bytes.count
-        var offset = 0
-        bytes.withUnsafeMutableBytes { buffer in
-            while failure == nil, offset < count, let base = buffer.baseAddress {
-                let written = write(fd, base + offset, count - offset)
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else {
-                    failure = Failure(message: "cannot write \(path): \(String(cString: strerror(errno)))")
-                    return
-                }
-                offset += written
+        if failure == nil {
+            do throws(Errno) {
+                try FileDescriptorIO.writeAll(fd, Array(content.utf8))
+            } catch {
+                failure = Failure(message: "cannot write \(path): \(error)")
             }
         }
         if failure == nil, fsync(fd) != 0 {

@@ -27,8 +27,8 @@ struct RunCommand: ParsableCommand {
         do {
             configuration = try GatewayConfiguration.load(path: config)
         } catch {
-            printError(error.description)
-            printError("\(config): \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s"); the agent did not start")
+            printFailure(error.description)
+            printFailure("\(config): \(error.issues.count) problem\(error.issues.count == 1 ? "" : "s"); the agent did not start")
             if let leds = error.salvagedLEDs { showFatalConfiguration(on: leds) }
             throw GatewayExitCode.configurationError
         }
@@ -44,7 +44,7 @@ struct RunCommand: ParsableCommand {
         case .stopped:
             return
         case .failed(let message):
-            printError("run: \(message)")
+            printFailure("run: \(message)")
             throw GatewayExitCode.runtimeFailure
         }
     }
