@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"], path: "Tests/BluetoothCryptoTests"),
-        .testTarget(name: "ProofTagTests", dependencies: ["ProofTag", "Host", "GatewayCore", "EventLoop"], path: "Tests/ProofTagTests"),
+        .testTarget(name: "ProofTagTests", dependencies: ["ProofTag", "Host", "GatewayCore", "EventLoop", "SplitMix"], path: "Tests/ProofTagTests"),
         .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),

@@ -2,11 +2,11 @@ import GatewayCore
 import Host
 
 /// The Presence Proof service of docs/proof-protocol.md as data: Challenge (write with
-/// response, 17 bytes) and Response (read; nothing to read until a challenge came).
+/// response; every write reaches `ProofTag`, which refuses all but 17 bytes and clears
+/// Response then) and Response (read; nothing to read until a challenge came).
 extension GATTServiceDefinition {
     public static let presenceProof = GATTServiceDefinition(uuid: .presenceProofService, characteristics: [
-        GATTCharacteristicDefinition(uuid: .proofChallenge, properties: .write,
-                                     value: .variable(initial: .bytes([]), maxLength: ProofProtocol.challengeLength)),
+        GATTCharacteristicDefinition(uuid: .proofChallenge, properties: .write, value: .fixed([])),
         GATTCharacteristicDefinition(uuid: .proofResponse, properties: .read,
                                      value: .variable(initial: .unavailable(.unlikelyError), maxLength: ProofProtocol.responseLength)),
     ])

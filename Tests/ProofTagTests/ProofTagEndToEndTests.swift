@@ -86,10 +86,12 @@ final class ProofTagEndToEndTests: XCTestCase {
         _ = pair.run(shortChallenge)
         XCTAssertEqual(pair.tag.server.storedValue(handles.read), .unavailable(.unlikelyError))
         XCTAssertEqual(pair.tagActions.filter { if case .challengeRefused = $0 { true } else { false } }.count, 4)
-        // Longer than the characteristic: the server refuses it before the tag sees it.
+        // Too long is refused the same way, and clears the answer too.
+        XCTAssertNoThrow(try pair.run(Self.request(Self.vectorChallenge, cached: handles))?.get())
         XCTAssertEqual(pair.run(.init(service: .presenceProofService, writeCharacteristic: .proofChallenge, readCharacteristic: .proofResponse,
                                       value: Self.vectorChallenge.bytes + [0], cachedHandles: handles)),
                        .failure(.gatt(.attError(request: .writeRequest, handle: handles.write, code: .invalidAttributeValueLength))))
-        XCTAssertEqual(pair.tagActions.filter { if case .challengeRefused = $0 { true } else { false } }.count, 4)
+        XCTAssertEqual(pair.tag.server.storedValue(handles.read), .unavailable(.unlikelyError))
+        XCTAssertEqual(pair.tagActions.filter { if case .challengeRefused = $0 { true } else { false } }.count, 5)
     }
 }
