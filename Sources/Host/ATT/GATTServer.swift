@@ -229,8 +229,7 @@ public struct GATTServer: Sendable {
             counters.requestsWhileWriting += 1
             return []
         }
-        guard pdu.count <= mtu else { return [errorResponse(opcode, 0, .invalidPDU)] }
-        let actions = request(opcode, pdu, security: security)
+        let actions = pdu.count <= mtu ? request(opcode, pdu, security: security) : [errorResponse(opcode, 0, .invalidPDU)]
         for case .send(let answer) in actions {
             if answer.first == ATTOpcode.errorResponse.rawValue { counters.errorResponses += 1 } else { counters.requestsAnswered += 1 }
         }
