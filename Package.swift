@@ -11,6 +11,7 @@ import PackageDescription
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
 //   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
 //   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
+//   ProofTag       the tag side of the proof protocol: the Presence Proof service on the GATT server
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Config         TOML configuration and its validation, into the host's, core's and LEDs' own types
@@ -63,6 +64,7 @@ let package = Package(
             ],
             path: "Sources/GatewayCore"
         ),
+        .target(name: "ProofTag", dependencies: ["EventLoop", "Host", "GatewayCore"], path: "Sources/ProofTag"),
         .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
@@ -119,6 +121,7 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"], path: "Tests/BluetoothCryptoTests"),
+        .testTarget(name: "ProofTagTests", dependencies: ["ProofTag", "Host", "GatewayCore", "EventLoop", "SplitMix"], path: "Tests/ProofTagTests"),
         .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),

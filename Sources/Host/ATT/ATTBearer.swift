@@ -9,7 +9,8 @@ import HCI
 /// wrong opcode, an oversized or truncated PDU closes the bearer the same way. The
 /// peer's own traffic is tolerated: notifications are ignored, indications confirmed,
 /// an Exchange MTU Request answered with 23 and other requests refused with an Error
-/// Response, as this host serves no attributes. Nothing here grows with the input.
+/// Response, as the door serves no attributes on the connections it makes (`GATTServer`
+/// serves those a central makes to us). Nothing here grows with the input.
 public struct ATTBearer: Sendable {
     public struct Configuration: Hashable, Sendable {
         /// ATT_MTU; the proof protocol fits the default 23, so it is never exchanged.

@@ -79,6 +79,10 @@ public struct ATTErrorCode: RawRepresentable, Hashable, Sendable, CustomStringCo
     public static let insufficientEncryption = ATTErrorCode(rawValue: 0x0F)
     public static let unsupportedGroupType = ATTErrorCode(rawValue: 0x10)
     public static let insufficientResources = ATTErrorCode(rawValue: 0x11)
+    public static let valueNotAllowed = ATTErrorCode(rawValue: 0x13)
+    /// Common Profile and Service Error Code (Core Specification Supplement Part B §1.2):
+    /// a client characteristic configuration the characteristic cannot have.
+    public static let clientConfigurationImproperlyConfigured = ATTErrorCode(rawValue: 0xFD)
 
     public var description: String { "0x" + String(rawValue, radix: 16) }
 }

@@ -45,7 +45,9 @@ public struct GATTUUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static let primaryService = GATTUUID(uuid16: 0x2800)
+    public static let secondaryService = GATTUUID(uuid16: 0x2801)
     public static let characteristic = GATTUUID(uuid16: 0x2803)
+    public static let clientCharacteristicConfiguration = GATTUUID(uuid16: 0x2902)
 
     public var description: String {
         let digits = Array("0123456789abcdef")
