@@ -1,0 +1,135 @@
+"""`beacon-gateway enroll` standalone (SPEC §15) against a virtual phone: the real binary
+on a Bumble controller over H4-over-TCP, a Bumble Device as the phone pairing with LE
+Secure Connections (Just Works, bonding, its IRK and identity address distributed).
+The printed IRK is the phone's and resolves the phone's resolvable private addresses; a
+legacy-only phone is refused with reason 0x03; a window with nobody ends with exit 1.
+
+Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
+.build/debug/beacon-gateway."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+
+import pytest
+
+from bumble import crypto
+from bumble.core import ProtocolError
+from bumble.hci import Address
+
+from bgworld.enrolment import EnrolmentWorld
+from conftest import wait_until
+
+GATEWAY_ID = "door-enrol"
+
+
+def config_text(transport: str, state_dir: str) -> str:
+    return f"""
+[gateway]
+id = "{GATEWAY_ID}"
+site = "S_TEST"
+door = "test"
+state_dir = "{state_dir}"
+
+[bluetooth]
+transport = "{transport}"
+"""
+
+
+class Enrolment:
+    """`beacon-gateway enroll` with its standard error in a file, read by polling."""
+
+    def __init__(self, binary, config, *arguments: str) -> None:
+        self._stderr = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def is_open(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"enroll exited ({self.process.returncode}):\n{self.stderr()}")
+        return "open for" in self.stderr()
+
+    def finish(self, timeout: float = 30) -> tuple[int, str]:
+        stdout, _ = self.process.communicate(timeout=timeout)
+        return self.process.returncode, stdout
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._stderr.close()
+
+
+@pytest.fixture
+def world():
+    enrolment_world = EnrolmentWorld()
+    yield enrolment_world
+    enrolment_world.close()
+
+
+@pytest.fixture
+def config(world, tmp_path):
+    path = tmp_path / "gateway.toml"
+    path.write_text(config_text(world.transport, str(tmp_path / "state")))
+    return path
+
+
+def test_a_secure_connections_phone_is_enrolled_with_its_irk(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1009", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        # The gateway ends the window at the pairing's end and drops the link itself:
+        # the phone keeps it up until then, so every key reaches the gateway.
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.stderr()
+        result = json.loads(stdout)
+        phone_irk = world.phone.irk  # least significant octet first, as SMP carries it
+        assert result["person"] == {"id": "u_1009", "tags": [{"id": "phone-u_1009", "irk": phone_irk[::-1].hex()}]}
+        assert result["pairing"] == "just-works"
+        assert result["identityAddressType"] == "random"
+        assert Address(result["identityAddress"]) == world.phone.random_address
+        # The printed key (most significant octet first) resolves the phone's RPAs.
+        key = bytes.fromhex(result["person"]["tags"][0]["irk"])[::-1]
+        for _ in range(5):
+            rpa = Address.generate_private_address(phone_irk)
+            assert crypto.ah(key, rpa.address_bytes[3:6]) == rpa.address_bytes[0:3]
+        assert phone_irk.hex() not in enroll.stderr() and phone_irk[::-1].hex() not in enroll.stderr(), \
+            "the IRK goes to standard output only"
+    finally:
+        enroll.kill()
+
+
+def test_a_legacy_only_phone_is_refused(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        with pytest.raises(ProtocolError) as refused:
+            world.call(world.pair(GATEWAY_ID, secure_connections=False), timeout=60)
+        # SMP Pairing Failed, reason 0x03 Authentication Requirements.
+        assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
+        code, stdout = enroll.finish()
+        assert code == 1
+        assert stdout == ""
+        assert "too old" in enroll.stderr()
+    finally:
+        enroll.kill()
+
+
+def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--seconds", "2")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        code, stdout = enroll.finish()
+        assert code == 1
+        assert stdout == ""
+        assert "window ended" in enroll.stderr()
+    finally:
+        enroll.kill()

@@ -1,0 +1,128 @@
+"""A two-controller world for enrolment: a plain Bumble LocalLink with the gateway's
+controller served as H4 over TCP and a phone (a Bumble Device on its own controller)
+acting as the central that pairs. The world's own link (links.py) models tags as
+peripherals only; a phone connecting to the gateway needs Bumble's plain link, where
+LE encryption (LTK request, reply, Encryption Change) works as on a real controller,
+with one correction (`ConnectionAddressLink`): ACL carries the address the connection
+uses, not always the sender's random one (the gateway advertises from its public address).
+
+Runs its asyncio loop in a thread so a test can drive the phone while the gateway's
+binary runs as a subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+
+from bumble.controller import Controller
+from bumble.core import PhysicalTransport
+from bumble.device import Device
+from bumble.hci import Address
+from bumble.link import LocalLink
+from bumble.pairing import PairingConfig
+from bumble.transport import open_transport
+
+GATEWAY_ADDRESS = "F0:F1:F2:F3:F4:F5"
+PHONE_ADDRESS = "C4:55:66:77:88:99"
+# The phone's identity resolving key, least significant octet first as Bumble keeps it
+# (a Device made without a configuration has an all-zero IRK: a phone without one).
+PHONE_IRK = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
+HEART_RATE = bytes([0x0D, 0x18])
+
+
+class ConnectionAddressLink(LocalLink):
+    """Bumble's LocalLink sends LE ACL from the sender's random address, which a
+    controller advertising from its public address does not have: the receiver then
+    finds no connection and drops the data. Here LE ACL comes from the address the
+    sender's connection uses."""
+
+    def send_acl_data(self, sender_controller, destination_address, transport, data):
+        if transport == PhysicalTransport.LE:
+            connection = sender_controller.le_connections.get(destination_address)
+            destination = self.find_le_controller(destination_address)
+            if connection is not None and destination is not None:
+                source = connection.self_address
+                asyncio.get_running_loop().call_soon(
+                    lambda: destination.on_link_acl_data(source, transport, data))
+                return
+        super().send_acl_data(sender_controller, destination_address, transport, data)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class EnrolmentWorld:
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+        self.call(self._setup())
+
+    @property
+    def transport(self) -> str:
+        return f"tcp:127.0.0.1:{self.port}"
+
+    def call(self, coroutine, timeout: float = 30):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    async def _setup(self) -> None:
+        self.link = ConnectionAddressLink()
+        self._transport = await open_transport(f"tcp-server:127.0.0.1:{self.port}")
+        self.gateway_controller = Controller("gateway", host_source=self._transport.source,
+                                             host_sink=self._transport.sink, link=self.link,
+                                             public_address=GATEWAY_ADDRESS)
+        self.phone_controller = Controller("phone", link=self.link, public_address=PHONE_ADDRESS)
+        self.phone = Device.with_hci("phone", Address(PHONE_ADDRESS), self.phone_controller, self.phone_controller)
+        self.phone.irk = PHONE_IRK
+        await self.phone.power_on()
+
+    async def find_enrolment(self, name: str, timeout: float) -> Address:
+        """Scans until the gateway's enrolment advertisement (its name and the Heart Rate
+        service) is heard; its address."""
+        found: asyncio.Future = self.loop.create_future()
+
+        def on_advertisement(advertisement) -> None:
+            data = bytes(advertisement.data)
+            if advertisement.is_connectable and name.encode() in data and HEART_RATE in data and not found.done():
+                found.set_result(advertisement.address)
+
+        self.phone.on("advertisement", on_advertisement)
+        await self.phone.start_scanning(active=True, filter_duplicates=False)
+        try:
+            return await asyncio.wait_for(found, timeout)
+        finally:
+            self.phone.remove_listener("advertisement", on_advertisement)
+            await self.phone.stop_scanning()
+
+    async def pair(self, name: str, secure_connections: bool, timeout: float = 30):
+        """Connects to the enrolment advertisement and pairs (Just Works, bonding, the
+        phone's identity key distributed from a random static identity). Returns the
+        connection; raises what Bumble raises when pairing fails."""
+        address = await self.find_enrolment(name, timeout)
+        self.phone.pairing_config_factory = lambda _connection: PairingConfig(
+            sc=secure_connections, mitm=False, bonding=True,
+            identity_address_type=PairingConfig.AddressType.RANDOM)
+        connection = await asyncio.wait_for(self.phone.connect(address), timeout)
+        await asyncio.wait_for(connection.pair(), timeout)
+        return connection
+
+    async def wait_disconnected(self, connection, timeout: float) -> None:
+        gone: asyncio.Future = self.loop.create_future()
+        if connection.handle not in self.phone.connections:
+            return
+        connection.on("disconnection", lambda *_: gone.done() or gone.set_result(True))
+        await asyncio.wait_for(gone, timeout)
+
+    def close(self) -> None:
+        async def shut() -> None:
+            await self._transport.close()
+        try:
+            self.call(shut(), timeout=5)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=5)
