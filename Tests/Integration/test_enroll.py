@@ -2,14 +2,19 @@
 on a Bumble controller over H4-over-TCP, a Bumble Device as the phone pairing with LE
 Secure Connections (Just Works, bonding, its IRK and identity address distributed).
 The printed IRK is the phone's and resolves the phone's resolvable private addresses; a
-legacy-only phone is refused with reason 0x03; a window with nobody ends with exit 1.
+legacy-only phone is refused with reason 0x03; a window with nobody ends with exit 1; on a
+terminal the installer compares the phone's six digits and confirms or refuses them.
 
 Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
 .build/debug/beacon-gateway."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import pty
+import select
 import subprocess
 import tempfile
 
@@ -64,6 +69,50 @@ class Enrolment:
             self.process.kill()
             self.process.wait()
         self._stderr.close()
+
+
+class TerminalEnrolment:
+    """`beacon-gateway enroll` on a terminal (standard input and error on a pty), as an
+    installer runs it: it shows the six digits and reads the answer."""
+
+    def __init__(self, binary, config, *arguments: str) -> None:
+        self._master, slave = pty.openpty()
+        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+                                        stdin=slave, stdout=subprocess.PIPE, stderr=slave, text=True)
+        os.close(slave)
+        self.screen = ""
+
+    def read_screen(self) -> str:
+        while select.select([self._master], [], [], 0)[0]:
+            try:
+                chunk = os.read(self._master, 4096)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            self.screen += chunk.decode(errors="replace")
+        return self.screen
+
+    def shows(self, text: str):
+        def check() -> bool:
+            if self.process.poll() is not None and text not in self.read_screen():
+                raise AssertionError(f"enroll exited ({self.process.returncode}):\n{self.screen}")
+            return text in self.read_screen()
+        return check
+
+    def answer(self, line: str) -> None:
+        os.write(self._master, (line + "\n").encode())
+
+    def finish(self, timeout: float = 30) -> tuple[int, str]:
+        stdout, _ = self.process.communicate(timeout=timeout)
+        self.read_screen()
+        return self.process.returncode, stdout
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._master)
 
 
 @pytest.fixture
@@ -131,5 +180,36 @@ def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
         assert code == 1
         assert stdout == ""
         assert "window ended" in enroll.stderr()
+    finally:
+        enroll.kill()
+
+
+@pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])
+def test_numeric_comparison_on_a_terminal(gateway_bin, world, config, confirmed):
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1012", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
+        pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
+        wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
+        assert len(world.shown_numbers) == 1
+        assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
+        enroll.answer("y" if confirmed else "n")
+        if confirmed:
+            connection = pairing.result(60)
+            world.call(world.wait_disconnected(connection, 30), timeout=40)
+            code, stdout = enroll.finish()
+            assert code == 0, enroll.screen
+            result = json.loads(stdout)
+            assert result["pairing"] == "numeric-comparison"
+            assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
+        else:
+            with pytest.raises(ProtocolError) as refused:
+                pairing.result(60)
+            # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed.
+            assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
+            code, stdout = enroll.finish()
+            assert code == 1
+            assert stdout == ""
+            assert "not confirmed" in enroll.screen
     finally:
         enroll.kill()

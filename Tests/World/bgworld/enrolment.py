@@ -20,7 +20,7 @@ from bumble.core import PhysicalTransport
 from bumble.device import Device
 from bumble.hci import Address
 from bumble.link import LocalLink
-from bumble.pairing import PairingConfig
+from bumble.pairing import PairingConfig, PairingDelegate
 from bumble.transport import open_transport
 
 GATEWAY_ADDRESS = "F0:F1:F2:F3:F4:F5"
@@ -29,6 +29,18 @@ PHONE_ADDRESS = "C4:55:66:77:88:99"
 # (a Device made without a configuration has an all-zero IRK: a phone without one).
 PHONE_IRK = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
 HEART_RATE = bytes([0x0D, 0x18])
+
+
+class ComparingDelegate(PairingDelegate):
+    """A phone with a display and yes/no: it records the value it shows and says yes."""
+
+    def __init__(self, shown: list[int]) -> None:
+        super().__init__(io_capability=PairingDelegate.DISPLAY_OUTPUT_AND_YES_NO_INPUT)
+        self._shown = shown
+
+    async def compare_numbers(self, number: int, digits: int) -> bool:
+        self._shown.append(number)
+        return True
 
 
 class ConnectionAddressLink(LocalLink):
@@ -58,6 +70,7 @@ def _free_port() -> int:
 class EnrolmentWorld:
     def __init__(self) -> None:
         self.port = _free_port()
+        self.shown_numbers: list[int] = []
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
@@ -99,13 +112,16 @@ class EnrolmentWorld:
             self.phone.remove_listener("advertisement", on_advertisement)
             await self.phone.stop_scanning()
 
-    async def pair(self, name: str, secure_connections: bool, timeout: float = 30):
-        """Connects to the enrolment advertisement and pairs (Just Works, bonding, the
-        phone's identity key distributed from a random static identity). Returns the
-        connection; raises what Bumble raises when pairing fails."""
+    async def pair(self, name: str, secure_connections: bool, timeout: float = 30, compares: bool = False):
+        """Connects to the enrolment advertisement and pairs (bonding, the phone's
+        identity key distributed from a random static identity): Just Works, or with
+        `compares` a phone with a display and yes/no that accepts the six digits it
+        shows (recorded in `shown_numbers`). Returns the connection; raises what Bumble
+        raises when pairing fails."""
         address = await self.find_enrolment(name, timeout)
+        delegate = ComparingDelegate(self.shown_numbers) if compares else PairingDelegate()
         self.phone.pairing_config_factory = lambda _connection: PairingConfig(
-            sc=secure_connections, mitm=False, bonding=True,
+            sc=secure_connections, mitm=compares, bonding=True, delegate=delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
         connection = await asyncio.wait_for(self.phone.connect(address), timeout)
         await asyncio.wait_for(connection.pair(), timeout)
