@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
-        .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager"], path: "Tests/EnrolmentTests"),
+        .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
         .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers"], path: "Tests/HostDriversTests"),
         .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
     ]
