@@ -14,7 +14,9 @@ import asyncio
 import json
 import os
 import pty
+import re
 import select
+import signal
 import subprocess
 import tempfile
 
@@ -24,6 +26,7 @@ from bumble import crypto
 from bumble.core import ProtocolError
 from bumble.hci import Address
 
+from agentprocess import AgentProcess
 from bgworld.enrolment import EnrolmentWorld
 from conftest import wait_until
 
@@ -37,9 +40,19 @@ id = "{GATEWAY_ID}"
 site = "S_TEST"
 door = "test"
 state_dir = "{state_dir}"
+log_level = "info"
 
 [bluetooth]
 transport = "{transport}"
+
+[presence]
+enter_rssi = -70
+exit_rssi = -75
+window_s = 1.0
+min_samples = 2
+lost_after_s = 1.5
+leave_after_s = 2
+away_after_s = 3
 """
 
 
@@ -213,3 +226,40 @@ def test_numeric_comparison_on_a_terminal(gateway_bin, world, config, confirmed)
             assert "not confirmed" in enroll.screen
     finally:
         enroll.kill()
+
+
+def test_the_printed_person_is_checked_in_from_the_phones_rotating_addresses(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1009", "--yes", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, block = enroll.finish()
+        assert code == 0, enroll.stderr()
+    finally:
+        enroll.kill()
+    assert f'irk = "{world.phone.irk[::-1].hex()}"' in block
+
+    # The door runs without the person; the printed block is pasted in and SIGHUP reloads.
+    agent = AgentProcess(gateway_bin, config)
+    try:
+        agent.wait_log(r"controller up", "the agent's controller")
+        config.write_text(config.read_text() + "\n" + block)
+        config.chmod(0o600)  # an IRK is a secret: the agent refuses a file others can read
+        agent.process.send_signal(signal.SIGHUP)
+        agent.wait_log(r"configuration reloaded persons=1 ", "the reload with the phone's person")
+
+        # The phone advertises from a resolvable private address and leaves, then comes
+        # back from another one (phones change theirs every few minutes): two visits.
+        checkin = r" checkin .*\bperson(?:_id)?=u_1009\b"
+        checkout = r" checkout .*\bperson(?:_id)?=u_1009\b"
+        addresses = []
+        for visit in (1, 2):
+            addresses.append(world.call(world.advertise_from_new_rpa()))
+            agent.wait_log(checkin, f"u_1009 checked in from the phone's RPA {addresses[-1]} (visit {visit})", count=visit)
+            world.call(world.stop_advertising())
+            agent.wait_log(checkout, f"u_1009 checked out once the phone is gone (visit {visit})", count=visit)
+        assert addresses[0] != addresses[1]
+        assert all(address.is_resolvable for address in addresses)
+    finally:
+        agent.stop()

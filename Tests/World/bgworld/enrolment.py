@@ -4,7 +4,9 @@ acting as the central that pairs. The world's own link (links.py) models tags as
 peripherals only; a phone connecting to the gateway needs Bumble's plain link, where
 LE encryption (LTK request, reply, Encryption Change) works as on a real controller,
 with one correction (`ConnectionAddressLink`): ACL carries the address the connection
-uses, not always the sender's random one (the gateway advertises from its public address).
+uses, not always the sender's random one (the gateway advertises from its public address),
+and one more (`ResettingController`): HCI Reset stops scanning and advertising, so the
+agent can take the controller over after `enroll`.
 
 Runs its asyncio loop in a thread so a test can drive the phone while the gateway's
 binary runs as a subprocess."""
@@ -17,8 +19,8 @@ import threading
 
 from bumble.controller import Controller
 from bumble.core import PhysicalTransport
-from bumble.device import Device
-from bumble.hci import Address
+from bumble.device import AdvertisingType, Device
+from bumble.hci import Address, HCI_LE_Set_Random_Address_Command, OwnAddressType
 from bumble.link import LocalLink
 from bumble.pairing import PairingConfig, PairingDelegate
 from bumble.transport import open_transport
@@ -41,6 +43,18 @@ class ComparingDelegate(PairingDelegate):
     async def compare_numbers(self, number: int, digits: int) -> bool:
         self._shown.append(number)
         return True
+
+
+class ResettingController(Controller):
+    """Bumble's Controller answers HCI Reset without resetting anything: scanning left on
+    by one host (enroll exits while scanning) makes the next host's LE Set Scan
+    Parameters fail with Command Disallowed. A real controller stops scanning and
+    advertising on Reset (Core Vol 4 Part E 7.3.2); so does this one."""
+
+    def on_hci_reset_command(self, command):
+        self.le_scan_enable = False
+        self.le_legacy_advertiser.stop()
+        return super().on_hci_reset_command(command)
 
 
 class ConnectionAddressLink(LocalLink):
@@ -86,7 +100,7 @@ class EnrolmentWorld:
     async def _setup(self) -> None:
         self.link = ConnectionAddressLink()
         self._transport = await open_transport(f"tcp-server:127.0.0.1:{self.port}")
-        self.gateway_controller = Controller("gateway", host_source=self._transport.source,
+        self.gateway_controller = ResettingController("gateway", host_source=self._transport.source,
                                              host_sink=self._transport.sink, link=self.link,
                                              public_address=GATEWAY_ADDRESS)
         self.phone_controller = Controller("phone", link=self.link, public_address=PHONE_ADDRESS)
@@ -133,6 +147,22 @@ class EnrolmentWorld:
             return
         connection.on("disconnection", lambda *_: gone.done() or gone.set_result(True))
         await asyncio.wait_for(gone, timeout)
+
+    async def advertise_from_new_rpa(self) -> Address:
+        """The phone as a tag: non-connectable advertising from a fresh resolvable
+        private address made with its IRK, as phones rotate them; the address."""
+        rpa = Address.generate_private_address(self.phone.irk)
+        await self.phone.stop_advertising()
+        self.phone.random_address = rpa
+        await self.phone.send_command(HCI_LE_Set_Random_Address_Command(random_address=rpa))
+        await self.phone.start_advertising(advertising_type=AdvertisingType.UNDIRECTED,
+                                           own_address_type=OwnAddressType.RANDOM,
+                                           advertising_data=bytes([0x02, 0x01, 0x06]),
+                                           advertising_interval_min=100, advertising_interval_max=100)
+        return rpa
+
+    async def stop_advertising(self) -> None:
+        await self.phone.stop_advertising()
 
     def close(self) -> None:
         async def shut() -> None:
