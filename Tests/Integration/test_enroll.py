@@ -22,7 +22,7 @@ import tempfile
 
 import pytest
 
-from bumble import crypto
+from bumble import att, crypto
 from bumble.core import ProtocolError
 from bumble.hci import Address
 
@@ -165,6 +165,27 @@ def test_a_secure_connections_phone_is_enrolled_with_its_irk(gateway_bin, world,
             assert crypto.ah(key, rpa.address_bytes[3:6]) == rpa.address_bytes[0:3]
         assert phone_irk.hex() not in enroll.stderr() and phone_irk[::-1].hex() not in enroll.stderr(), \
             "the IRK goes to standard output only"
+    finally:
+        enroll.kill()
+
+
+def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1013", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.connect(GATEWAY_ID))
+        # Its GATT client is answered at once. No GATT server is plugged in yet: the one
+        # place that answers says Request Not Supported (docs/pairing.md).
+        with pytest.raises(att.ATT_Error) as refused:
+            world.call(world.discover_services(connection))
+        assert refused.value.error_code == att.ATT_REQUEST_NOT_SUPPORTED_ERROR
+        world.call(world.disconnect(connection))
+        # The window is free again: the gateway advertises, and the next phone enrols.
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.stderr()
+        assert json.loads(stdout)["person"]["id"] == "u_1013"
     finally:
         enroll.kill()
 

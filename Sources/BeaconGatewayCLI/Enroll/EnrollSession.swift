@@ -27,6 +27,8 @@ final class EnrollSession {
     private var outcome: EnrolmentOutcome?
     private var fatal: String?
     private var stdinRegistration: EventLoop.Registration?
+    /// The phone's link the session asked to drop: the command ends once it is down.
+    private var droppingHandle: UInt16?
     private lazy var timer = DeadlineTimer(loop: loop) { [unowned self] in
         self.step { $0.timerFired(now: self.loop.now) }
     }
@@ -62,6 +64,9 @@ final class EnrollSession {
         dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
         dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in
             self.step { $0.connectionClosed(handle: handle, now: now) }
+            guard handle == self.droppingHandle else { return }
+            self.droppingHandle = nil
+            if self.outcome != nil { self.loop.stop() }
         }
         if let failure = controller.run(limit: nil, log: LogSink()) { fatal = fatal ?? failure }
         if let fatal {
@@ -139,11 +144,17 @@ final class EnrollSession {
         case .compareNumericValue(let value):
             askToCompare(value)
         case .disconnect(let handle):
+            droppingHandle = handle
             dataPath.disconnect(handle)
         case .finished(let outcome):
             self.outcome = outcome
-            // Let the last SMP PDU and the Disconnect go out before the transport closes.
-            _ = loop.schedule(after: .milliseconds(200)) { [unowned self] in self.loop.stop() }
+            // With a phone's link, the end comes when it is down (its last SMP PDU went
+            // first); a controller that never reports it gets two seconds. Without one,
+            // the advertising off goes out in that time.
+            let linger: Duration = droppingHandle == nil ? .milliseconds(200) : .seconds(2)
+            _ = loop.schedule(after: linger) { [unowned self] in
+                self.loop.stop()
+            }
         }
     }
 

@@ -19,7 +19,7 @@ import threading
 
 from bumble.controller import Controller
 from bumble.core import PhysicalTransport
-from bumble.device import AdvertisingType, Device
+from bumble.device import AdvertisingType, Device, Peer
 from bumble.hci import Address, HCI_LE_Set_Random_Address_Command, OwnAddressType
 from bumble.link import LocalLink
 from bumble.pairing import PairingConfig, PairingDelegate
@@ -132,14 +132,25 @@ class EnrolmentWorld:
         `compares` a phone with a display and yes/no that accepts the six digits it
         shows (recorded in `shown_numbers`). Returns the connection; raises what Bumble
         raises when pairing fails."""
-        address = await self.find_enrolment(name, timeout)
         delegate = ComparingDelegate(self.shown_numbers) if compares else PairingDelegate()
         self.phone.pairing_config_factory = lambda _connection: PairingConfig(
             sc=secure_connections, mitm=compares, bonding=True, delegate=delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
-        connection = await asyncio.wait_for(self.phone.connect(address), timeout)
+        connection = await self.connect(name, timeout)
         await asyncio.wait_for(connection.pair(), timeout)
         return connection
+
+    async def connect(self, name: str, timeout: float = 30):
+        """Connects to the enrolment advertisement, as a phone does when it is tapped."""
+        address = await self.find_enrolment(name, timeout)
+        return await asyncio.wait_for(self.phone.connect(address), timeout)
+
+    async def discover_services(self, connection, timeout: float = 10):
+        """The phone's GATT client discovering the gateway's services."""
+        return await asyncio.wait_for(Peer(connection).discover_services(), timeout)
+
+    async def disconnect(self, connection, timeout: float = 10) -> None:
+        await asyncio.wait_for(connection.disconnect(), timeout)
 
     async def wait_disconnected(self, connection, timeout: float) -> None:
         gone: asyncio.Future = self.loop.create_future()
