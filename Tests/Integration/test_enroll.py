@@ -146,6 +146,8 @@ def test_a_secure_connections_phone_is_enrolled_with_its_irk(gateway_bin, world,
     enroll = Enrolment(gateway_bin, config, "--person", "u_1009", "--yes", "--json", "--seconds", "60")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
+        # Standalone, the gateway does not scan during the window (docs/cli.md).
+        wait_until(lambda: not world.gateway_controller.le_scan_enable, 10, "scanning off for the window")
         connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
         # The gateway ends the window at the pairing's end and drops the link itself:
         # the phone keeps it up until then, so every key reaches the gateway.

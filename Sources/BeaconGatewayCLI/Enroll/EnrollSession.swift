@@ -88,6 +88,10 @@ final class EnrollSession {
             return stop(failure: "the controller has no public address to pair from")
         }
         family = info.commandFamily
+        // Standalone, nothing here uses reports: scanning off leaves the radio to the
+        // advertising and the phone's link, also on controllers whose LE Supported States
+        // forbid connectable advertising while scanning (docs/cli.md).
+        link.setScanningPaused(true)
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
                                                       address: AddressWithType(info.address, isRandom: false))
         let session = EnrolmentSession(configuration: .init(
