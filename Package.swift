@@ -19,6 +19,7 @@ import PackageDescription
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
 //   Journal        log lines for the journal, sd_notify
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
+//   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerLink, the connect,
 //                  data-path and proof drivers (used by `run` and the controller commands)
 //   Agent          `run`: the layers wired into the door agent
@@ -83,6 +84,11 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
         .target(
+            name: "Enrolment",
+            dependencies: ["EventLoop", "HCI", "Host", "BluetoothCrypto", "SecurityManager"],
+            path: "Sources/Enrolment"
+        ),
+        .target(
             name: "HostDrivers",
             dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal", "JSONText"],
             path: "Sources/HostDrivers"
@@ -100,6 +106,7 @@ let package = Package(
             dependencies: [
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
+                "BluetoothCrypto", "SecurityManager", "Enrolment",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"
@@ -135,6 +142,7 @@ let package = Package(
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
+        .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
         .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers"], path: "Tests/HostDriversTests"),
         .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
     ]

@@ -82,15 +82,7 @@ struct TableReader {
     /// safe alphabet is allowed.
     mutating func identifier(_ key: String) -> String? {
         guard let text = string(key) else { return nil }
-        let allowed = text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "a") ... UInt8(ascii: "z"),
-                 UInt8(ascii: "0") ... UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                 UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "@"): true
-            default: false
-            }
-        }
-        guard allowed, (1 ... 64).contains(text.utf8.count) else {
+        guard Identifier.isValid(text) else {
             report(key, "must be 1 to 64 letters, digits or . _ - : @, got \(quoted(text))")
             return nil
         }

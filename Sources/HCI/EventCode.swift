@@ -13,6 +13,8 @@ public struct EventCode: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let numberOfCompletedPackets = EventCode(rawValue: 0x13)
     public static let dataBufferOverflow = EventCode(rawValue: 0x1A)
     public static let encryptionKeyRefreshComplete = EventCode(rawValue: 0x30)
+    /// Encryption Change v2: v1 plus the key size (sent only when page 2 of the event mask asks).
+    public static let encryptionChangeV2 = EventCode(rawValue: 0x59)
     /// Inlinable: compared with every packet's event code.
     @inlinable public static var leMeta: EventCode { EventCode(rawValue: 0x3E) }
 

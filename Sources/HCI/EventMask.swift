@@ -39,14 +39,15 @@ public struct LEEventMask: OptionSet, Hashable, Sendable {
     public static let advertisingSetTerminated = LEEventMask(.advertisingSetTerminated)
     public static let channelSelectionAlgorithm = LEEventMask(.channelSelectionAlgorithm)
 
-    /// The subevents the gateway uses. LTK and remote-parameter requests stay masked so
-    /// the controller answers them itself (nobody here would reply). Enhanced Connection Complete v2 (bit 40) is left
-    /// out on purpose: older controllers reject unknown mask bits, and v1 carries all
-    /// the gateway needs.
+    /// The subevents the gateway uses. LE Long Term Key Request is on: the host answers
+    /// every one (with the enrolment's key, or a negative reply; docs/pairing.md).
+    /// Remote connection parameter requests stay masked so the controller answers them
+    /// itself. Enhanced Connection Complete v2 (bit 40) is left out on purpose: older
+    /// controllers reject unknown mask bits, and v1 carries all the gateway needs.
     public static let gatewayDefault: LEEventMask = [
         .connectionComplete, .advertisingReport, .connectionUpdateComplete,
-        .readRemoteFeaturesComplete, .dataLengthChange, .enhancedConnectionComplete, .phyUpdateComplete,
-        .extendedAdvertisingReport, .scanTimeout, .advertisingSetTerminated,
+        .readRemoteFeaturesComplete, .longTermKeyRequest, .dataLengthChange, .enhancedConnectionComplete,
+        .phyUpdateComplete, .extendedAdvertisingReport, .scanTimeout, .advertisingSetTerminated,
         .channelSelectionAlgorithm,
     ]
 }

@@ -93,6 +93,7 @@ extension Opcode {
         case .readBufferSize: .commandComplete(returnParametersLength: 8)
         case .readBDAddr: .commandComplete(returnParametersLength: 7)
         case .readRSSI: .commandComplete(returnParametersLength: 4)
+        case .leLongTermKeyRequestReply, .leLongTermKeyRequestNegativeReply: .commandComplete(returnParametersLength: 3)
         case .leReadBufferSize: .commandComplete(returnParametersLength: 4)
         case .leReadLocalSupportedFeatures: .commandComplete(returnParametersLength: 9)
         case .leReadFilterAcceptListSize: .commandComplete(returnParametersLength: 2)

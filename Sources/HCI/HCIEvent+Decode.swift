@@ -27,6 +27,14 @@ extension HCIEvent {
             self = .numberOfCompletedPackets(try HCICompletedPackets.list.decode(parameters, context: context))
         case .hardwareError:
             self = .hardwareError(code: try UInt8.codec.decode(parameters, context: context))
+        case .encryptionChange, .encryptionChangeV2:
+            var event = HCIEncryptionChange()
+            event.format = code == .encryptionChange ? .v1 : .v2
+            var reader = HCIByteReader(parameters, context: context)
+            try event.decodeFields(from: &reader)
+            self = .encryptionChange(event)
+        case .encryptionKeyRefreshComplete:
+            self = .encryptionKeyRefreshComplete(try HCIEncryptionKeyRefreshComplete(decoding: parameters, context: context, exact: false))
         case .leMeta:
             var reader = HCIByteReader(parameters, context: context)
             let subevent = LESubeventCode(rawValue: try reader.u8())
@@ -54,6 +62,8 @@ extension LEMetaEvent {
             self = .connectionComplete(event)
         case .connectionUpdateComplete:
             self = .connectionUpdateComplete(try LEConnectionUpdateComplete(decoding: parameters, context: context, exact: false))
+        case .longTermKeyRequest:
+            self = .longTermKeyRequest(try LELongTermKeyRequest(decoding: parameters, context: context, exact: false))
         default:
             self = .unknown(subevent: subevent, parameters: parameters)
         }

@@ -23,6 +23,12 @@ extension HCIEvent {
         case .hardwareError(let hardwareCode):
             code = .hardwareError
             bytes.append(hardwareCode)
+        case .encryptionChange(let event):
+            code = event.format == .v1 ? .encryptionChange : .encryptionChangeV2
+            event.encodeFields(into: &bytes)
+        case .encryptionKeyRefreshComplete(let event):
+            code = .encryptionKeyRefreshComplete
+            event.encodeFields(into: &bytes)
         case .leMeta(let event):
             code = .leMeta
             event.encode(into: &bytes)
@@ -67,6 +73,7 @@ extension LEMetaEvent {
             case .enhancedV2: .enhancedConnectionCompleteV2
             }
         case .connectionUpdateComplete: .connectionUpdateComplete
+        case .longTermKeyRequest: .longTermKeyRequest
         case .unknown(let subevent, _): subevent
         }
     }
@@ -84,6 +91,8 @@ extension LEMetaEvent {
         case .connectionComplete(let event):
             event.encodeFields(into: &bytes)
         case .connectionUpdateComplete(let event):
+            event.encodeFields(into: &bytes)
+        case .longTermKeyRequest(let event):
             event.encodeFields(into: &bytes)
         case .unknown(_, let parameters):
             bytes.append(contentsOf: parameters)

@@ -6,6 +6,9 @@ public enum HCIEvent: Hashable, Sendable {
     case disconnectionComplete(HCIDisconnectionComplete)
     case numberOfCompletedPackets([HCICompletedPackets])
     case hardwareError(code: UInt8)
+    /// Encryption Change, v1 or v2 (see `format`).
+    case encryptionChange(HCIEncryptionChange)
+    case encryptionKeyRefreshComplete(HCIEncryptionKeyRefreshComplete)
     case leMeta(LEMetaEvent)
     case unknown(code: EventCode, parameters: ArraySlice<UInt8>)
 
@@ -26,6 +29,7 @@ public enum LEMetaEvent: Hashable, Sendable {
     /// LE Connection Complete, Enhanced Connection Complete v1 or v2 (see `format`).
     case connectionComplete(LEConnectionComplete)
     case connectionUpdateComplete(LEConnectionUpdateComplete)
+    case longTermKeyRequest(LELongTermKeyRequest)
     case unknown(subevent: LESubeventCode, parameters: ArraySlice<UInt8>)
 }
 

@@ -55,6 +55,8 @@ public struct Opcode: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let leAddDeviceToFilterAcceptList = Opcode(ogf: 0x08, ocf: 0x0011)
     public static let leRemoveDeviceFromFilterAcceptList = Opcode(ogf: 0x08, ocf: 0x0012)
     public static let leConnectionUpdate = Opcode(ogf: 0x08, ocf: 0x0013)
+    public static let leLongTermKeyRequestReply = Opcode(ogf: 0x08, ocf: 0x001A)
+    public static let leLongTermKeyRequestNegativeReply = Opcode(ogf: 0x08, ocf: 0x001B)
     public static let leReadSupportedStates = Opcode(ogf: 0x08, ocf: 0x001C)
     public static let leSetExtendedAdvertisingParameters = Opcode(ogf: 0x08, ocf: 0x0036)
     public static let leSetExtendedAdvertisingData = Opcode(ogf: 0x08, ocf: 0x0037)

@@ -16,6 +16,14 @@ public final class DataPathLink {
     /// Update. Off by default: proof connections last well under a second, and a
     /// controller that ignores the command would hold up the command queue for its timeout.
     public var appliesConnectionParameterUpdates = false
+    /// What happens on peripheral connections (a central connected to our advertising):
+    /// the connection itself, SMP, LTK requests and encryption changes, for enrolment.
+    /// ATT requests go to `attributeRequestHandler` instead.
+    public let peripheralListeners = Listeners<(LEDataPath.Action, Instant)>()
+    /// Answers the ATT requests of a peripheral connection's central: the GATT server
+    /// plugs in here (`answerAttribute` sends its PDUs). Until it does, every request is
+    /// answered Request Not Supported and commands are dropped.
+    public var attributeRequestHandler: (UInt16, [UInt8], Instant) -> Void = { _, _, _ in }
 
     private var exchangeHandlers: [UInt16: (Result<GATTWriteReadExchange.Completion, GATTWriteReadExchange.Failure>, Instant) -> Void] = [:]
     /// At the machine's next deadline: hand it the time.
@@ -27,6 +35,11 @@ public final class DataPathLink {
     public init(link: ControllerLink, configuration: LEDataPath.Configuration = .init()) {
         self.link = link
         dataPath = LEDataPath(configuration: configuration)
+        attributeRequestHandler = { [unowned self] handle, pdu, now in
+            // No GATT server yet: the one place a peripheral's ATT request is refused.
+            guard let answer = ATTErrorResponse.requestNotSupported(answering: pdu) else { return }
+            self.answerAttribute(answer, on: handle, now: now)
+        }
     }
 
     /// Registers with the link for host states, HCI events and ACL data (behind the
@@ -68,6 +81,21 @@ public final class DataPathLink {
         perform(dataPath.startExchange(request, on: handle, now: now), now: now)
     }
 
+    /// Opens or closes pairing on peripheral connections made from now on (enrolment's window).
+    public func setDelegatesPeripheralPairing(_ delegates: Bool) {
+        dataPath.delegatesPeripheralPairing = delegates
+    }
+
+    /// An ATT PDU to the central of a peripheral connection (the GATT server's answer).
+    public func answerAttribute(_ pdu: [UInt8], on handle: UInt16, now: Instant) {
+        perform(dataPath.sendAttribute(pdu, on: handle), now: now)
+    }
+
+    /// An SMP PDU to the central of a delegated peripheral connection.
+    public func sendSecurityManager(_ pdu: [UInt8], on handle: UInt16, now: Instant) {
+        perform(dataPath.sendSecurityManager(pdu, on: handle), now: now)
+    }
+
     /// HCI Disconnect for `handle`. Its outcome needs no answer here: the end of the
     /// connection arrives as Disconnection Complete, and a controller that does not
     /// answer is reset (which ends every connection).
@@ -90,6 +118,13 @@ public final class DataPathLink {
                 if appliesConnectionParameterUpdates { applyParameters(request, on: handle) }
             case .connectionClosed(let handle, let reason):
                 connectionClosedListeners.notify((handle, reason, now))
+            case .attributeRequest(let handle, let pdu):
+                attributeRequestHandler(handle, pdu, now)
+            case .rejectLongTermKeyRequest(let handle):
+                // Best effort: a refused or lost answer leaves the central's encryption failing.
+                link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
+            case .peripheralConnected, .securityManager, .longTermKeyRequested, .encryptionChanged:
+                peripheralListeners.notify((action, now))
             }
         }
         armTimer()

@@ -18,7 +18,7 @@ enum CodecSamples {
         ("readBDAddr", ReadBDAddrCommand()),
         ("readRSSI", ReadRSSICommand(connectionHandle: 0x0142)),
         ("disconnect", DisconnectCommand(connectionHandle: 0x0201, reason: .remoteUserTerminated)),
-        ("leSetEventMask", LESetEventMaskCommand(mask: .gatewayDefault)),
+        ("leSetEventMask", LESetEventMaskCommand(mask: LEEventMask(rawValue: 0x0B1A4F))),
         ("leReadBufferSize", LEReadBufferSizeCommand()),
         ("leReadLocalSupportedFeatures", LEReadLocalSupportedFeaturesCommand()),
         ("leReadSupportedStates", LEReadSupportedStatesCommand()),
@@ -72,6 +72,26 @@ enum CodecSamples {
     /// Commands added after the golden bytes were captured.
     static let newerCommands: [(name: String, command: any HCICommand)] = [
         ("leConnectionUpdate", LEConnectionUpdateCommand(connectionHandle: 0x0040, connection: connection)),
+        ("leLongTermKeyRequestReply", LELongTermKeyRequestReplyCommand(
+            connectionHandle: 0x0041, longTermKey: LongTermKeyOctets(leastSignificantFirst: Array(0x10 ..< 0x20))!)),
+        ("leLongTermKeyRequestNegativeReply", LELongTermKeyRequestNegativeReplyCommand(connectionHandle: 0x0042)),
+    ]
+
+    /// Return parameters added after the golden bytes were captured.
+    static let newerReturnParameters: [(name: String, value: any HCIReturnParameters)] = [
+        ("leLongTermKeyRequestReply", LELongTermKeyRequestReplyReturn(connectionHandle: 0x0041)),
+        ("leLongTermKeyRequestNegativeReply", LELongTermKeyRequestNegativeReplyReturn(
+            status: HCIStatus(rawValue: 0x02), connectionHandle: 0x0042)),
+    ]
+
+    /// Events added after the golden bytes were captured.
+    static let newerEvents: [(name: String, event: HCIEvent)] = [
+        ("longTermKeyRequest", .leMeta(.longTermKeyRequest(LELongTermKeyRequest(
+            connectionHandle: 0x0041, randomNumber: 0x0102_0304_0506_0708, encryptedDiversifier: 0xABCD)))),
+        ("encryptionChange", .encryptionChange(HCIEncryptionChange(connectionHandle: 0x0041, encryptionEnabled: 1))),
+        ("encryptionChangeV2", .encryptionChange(HCIEncryptionChange(
+            format: .v2, status: HCIStatus(rawValue: 0x06), connectionHandle: 0x0042, encryptionEnabled: 0, encryptionKeySize: 7))),
+        ("encryptionKeyRefreshComplete", .encryptionKeyRefreshComplete(HCIEncryptionKeyRefreshComplete(connectionHandle: 0x0043))),
     ]
 
     static let returnParameters: [(name: String, value: any HCIReturnParameters)] = [

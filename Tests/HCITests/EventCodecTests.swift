@@ -89,7 +89,8 @@ final class EventCodecTests: XCTestCase {
         assertRoundTrip(.leMeta(.connectionComplete(LEConnectionComplete(status: .connectionFailedToBeEstablished, connectionHandle: 0, peerAddressType: .publicDevice, peerAddress: tag))))
         assertRoundTrip(.leMeta(.connectionUpdateComplete(LEConnectionUpdateComplete(connectionHandle: 2, connectionInterval: 40, peripheralLatency: 4, supervisionTimeout: 600))))
         assertRoundTrip(.leMeta(.unknown(subevent: .phyUpdateComplete, parameters: [0, 1, 0, 2, 2])))
-        assertRoundTrip(.unknown(code: .encryptionChange, parameters: [0, 1, 0, 1]))
+        assertRoundTrip(.unknown(code: .dataBufferOverflow, parameters: [1]))
+        assertRoundTrip(.encryptionChange(HCIEncryptionChange(connectionHandle: 1, encryptionEnabled: 1)))
     }
 
     func testMalformedEventsAreTypedErrors() {

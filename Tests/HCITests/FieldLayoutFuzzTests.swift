@@ -9,10 +9,10 @@ final class FieldLayoutFuzzTests: XCTestCase {
         for (name, command) in CodecSamples.commands + CodecSamples.newerCommands {
             try Self.checkCommand(command, name: name)
         }
-        for (name, value) in CodecSamples.returnParameters {
+        for (name, value) in CodecSamples.returnParameters + CodecSamples.newerReturnParameters {
             try Self.checkReturnParameters(value, name: name)
         }
-        for (name, event) in CodecSamples.events {
+        for (name, event) in CodecSamples.events + CodecSamples.newerEvents {
             let payload = event.packet.payload
             XCTAssertEqual(try HCIEvent(code: EventCode(rawValue: payload[0]), parameters: payload[2...]), event, name)
         }
@@ -23,10 +23,10 @@ final class FieldLayoutFuzzTests: XCTestCase {
         for (name, command) in CodecSamples.commands + CodecSamples.newerCommands {
             try Self.fuzzCommand(command, name: name, random: &random)
         }
-        for (name, value) in CodecSamples.returnParameters {
+        for (name, value) in CodecSamples.returnParameters + CodecSamples.newerReturnParameters {
             try Self.fuzzReturnParameters(value, name: name, random: &random)
         }
-        for (name, event) in CodecSamples.events {
+        for (name, event) in CodecSamples.events + CodecSamples.newerEvents {
             let valid = Array(event.packet.payload[2...])
             let code = EventCode(rawValue: event.packet.payload[0])
             for round in 0 ..< 500 {

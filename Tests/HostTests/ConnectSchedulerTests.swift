@@ -533,3 +533,46 @@ final class ConnectSchedulerTests: XCTestCase {
     }
 
 }
+
+/// Enrolment beside persistent connect: a phone's connection in the peripheral role and
+/// initiation paused for the window.
+final class ConnectSchedulerPeripheralTests: XCTestCase {
+    func testAPeripheralConnectionIsNeverATagsLinkAndIsNotDisconnected() {
+        var c = ScriptedController.armed(peers: [peer(0)])
+        // A phone connects to our advertising from the very address a wanted tag uses.
+        c.apply(c.scheduler.connectionCompleted(status: .success, handle: 7, role: .peripheral, peerAddress: peer(0).address,
+                                                peerAddressType: .randomDevice, now: c.now))
+        XCTAssertNil(c.scheduler.tagIndex(forHandle: 7))
+        XCTAssertFalse(c.log.contains(.disconnect(handle: 7)), "\(c.log)")
+        XCTAssertFalse(c.log.contains { if case .connected = $0 { true } else { false } }, "\(c.log)")
+        XCTAssertEqual(c.scheduler.phase, .armed, "the request for the tag stays armed")
+        // Its end tells the scheduler nothing about tags.
+        c.log.removeAll()
+        c.apply(c.scheduler.disconnected(handle: 7, reason: .remoteUserTerminated, now: c.now))
+        XCTAssertFalse(c.log.contains { if case .connectionLost = $0 { true } else { false } }, "\(c.log)")
+    }
+
+    func testInitiationPausedForTheWindowThenResumed() {
+        var c = ScriptedController.armed(peers: [peer(0), peer(1)])
+        c.apply(c.scheduler.setInitiationPaused(true, now: c.now))
+        XCTAssertTrue(c.log.contains(.cancelCreateConnection), "\(c.log)")
+        XCTAssertTrue(c.log.contains { if case .log(let text) = $0 { text.contains("paused") } else { false } }, "\(c.log)")
+        c.answerAll()
+        XCTAssertEqual(c.scheduler.phase, .disarmed)
+        // New wishes and time passing arm nothing while paused.
+        let creates = c.createCount
+        c.apply(c.scheduler.want(tagIndex: 2, peer: peer(2), now: c.now))
+        c.answerAll()
+        c.advance(to: at(60))
+        XCTAssertEqual(c.createCount, creates)
+        XCTAssertEqual(c.scheduler.wantedTags, [0, 1, 2], "wishes are kept")
+        XCTAssertEqual(c.scheduler.setInitiationPaused(true, now: c.now), [], "pausing twice changes nothing")
+
+        c.log.removeAll()
+        c.apply(c.scheduler.setInitiationPaused(false, now: c.now))
+        c.answerAll()
+        XCTAssertEqual(c.scheduler.phase, .armed)
+        XCTAssertEqual(c.createCount, creates + 1)
+        XCTAssertEqual(c.acceptList, [peer(0), peer(1), peer(2)])
+    }
+}

@@ -226,6 +226,10 @@ struct GATTFuzzCase {
             case .connectionClosed(let handle, _):
                 guard handle == peer.handle else { throw finding("closed a handle not ours: \(handle)") }
                 connection.closed = true
+            case .rejectLongTermKeyRequest(let handle):
+                guard handle == peer.handle else { throw finding("LTK answer for a handle not ours: \(handle)") }
+            case .peripheralConnected, .attributeRequest, .securityManager, .longTermKeyRequested, .encryptionChanged:
+                throw finding("a central connection produced a peripheral action: \(action)")
             }
         }
     }

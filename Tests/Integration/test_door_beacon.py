@@ -8,15 +8,13 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 from __future__ import annotations
 
 import json
-import pathlib
 import statistics
-import subprocess
-import tempfile
 import time
 import uuid as uuidlib
 
 import pytest
 
+from agentprocess import AgentProcess
 from bgworld.scenarios import DEMO_UUID
 from conftest import wait_until
 
@@ -54,32 +52,6 @@ name = "Aiko"
   id = "tag-1001"
   ibeacon = "{DEMO_UUID}:100:1"
 """
-
-
-class AgentProcess:
-    """`beacon-gateway run` with its log (stderr) in a file, read by polling."""
-
-    def __init__(self, binary, config_path: pathlib.Path) -> None:
-        self._log = tempfile.TemporaryFile("w+")
-        self.process = subprocess.Popen([str(binary), "run", "--config", str(config_path)],
-                                        stdout=subprocess.DEVNULL, stderr=self._log, text=True)
-
-    def log(self) -> str:
-        self._log.seek(0)
-        return self._log.read()
-
-    def count(self, needle: str) -> int:
-        return self.log().count(needle)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._log.close()
 
 
 def expected_ibeacon_data() -> str:

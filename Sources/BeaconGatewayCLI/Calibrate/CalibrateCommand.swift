@@ -37,13 +37,7 @@ struct CalibrateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let configuration: GatewayConfiguration
-        do {
-            configuration = try GatewayConfiguration.load(path: config)
-        } catch {
-            printError(error.description)
-            throw GatewayExitCode.configurationError
-        }
+        let configuration = try loadConfiguration(path: config)
         guard let (person, configuredTag) = configuration.tag(id: tag) else {
             let known = configuration.persons.flatMap { $0.tags.map(\.id) }.joined(separator: ", ")
             printError("calibrate: no tag \"\(tag)\" in \(config) (tags: \(known.isEmpty ? "none" : known))")

@@ -44,13 +44,7 @@ struct ProveCommand: ParsableCommand {
     }
 
     func run() throws {
-        let configuration: GatewayConfiguration
-        do {
-            configuration = try GatewayConfiguration.load(path: config)
-        } catch {
-            printError(error.description)
-            throw GatewayExitCode.configurationError
-        }
+        let configuration = try loadConfiguration(path: config)
         guard let target = ProveSession.Target(tagId: tag, configuration: configuration) else {
             printError("prove: no tag \"\(tag)\" in \(config)")
             throw GatewayExitCode.configurationError

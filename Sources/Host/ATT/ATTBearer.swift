@@ -208,9 +208,6 @@ public struct ATTBearer: Sendable {
     }
 
     private func errorResponse(_ request: ATTOpcode, handle: UInt16, _ code: ATTErrorCode) -> Action {
-        var pdu = [ATTOpcode.errorResponse.rawValue, request.rawValue]
-        pdu.appendLE(handle)
-        pdu.append(code.rawValue)
-        return .send(pdu)
+        .send(ATTErrorResponse.pdu(answering: request, handle: handle, code: code))
     }
 }

@@ -5,6 +5,14 @@ import HCI
 /// the L2CAP fixed channels, and a GATT client per connection running one
 /// write-then-read exchange at a time.
 ///
+/// Connections come in two roles. Central ones (persistent connect, proofs) carry the
+/// GATT client. Peripheral ones (a phone connected to enrolment's advertising) carry no
+/// client: the central's ATT requests and commands come out as `.attributeRequest` for
+/// a GATT server, and, when `delegatesPeripheralPairing` was on as the connection
+/// opened, its SMP PDUs, LTK requests and encryption changes come out for that
+/// connection's pairing responder (docs/pairing.md). Every LE Long Term Key Request
+/// nobody takes gets `.rejectLongTermKeyRequest`: the controller waits for an answer.
+///
 /// Feed it the host's state changes, the HCI events the host passes up (connection
 /// complete, disconnection complete, number of completed packets), ACL data and timer
 /// ticks at `nextDeadline`; perform the actions in order. A controller reset (the host
@@ -48,6 +56,21 @@ public struct LEDataPath: Sendable {
         case connectionParametersAccepted(handle: UInt16, ConnectionParameterRequest)
         /// The connection is gone; comes before any exchange failure it causes.
         case connectionClosed(handle: UInt16, CloseReason)
+        /// A central connected to our advertising; we are the peripheral.
+        case peripheralConnected(LEConnectionComplete)
+        /// An ATT request, command or confirmation from the central of a peripheral
+        /// connection: for the GATT server (answers go back with `sendAttribute`).
+        case attributeRequest(handle: UInt16, pdu: [UInt8])
+        /// An SMP PDU for the pairing responder of a delegated peripheral connection
+        /// (answers go back with `sendSecurityManager`).
+        case securityManager(handle: UInt16, pdu: [UInt8])
+        /// LE Long Term Key Request on a delegated peripheral connection: its pairing
+        /// responder answers (LE Long Term Key Request Reply or Negative Reply).
+        case longTermKeyRequested(LELongTermKeyRequest)
+        /// LE Long Term Key Request nobody here can answer: send the Negative Reply.
+        case rejectLongTermKeyRequest(handle: UInt16)
+        /// Encryption Change or Key Refresh Complete on a peripheral connection.
+        case encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool)
     }
 
     public struct Counters: Hashable, Sendable {
@@ -56,10 +79,18 @@ public struct LEDataPath: Sendable {
         public var lastACLError: ACLDataError?
         public var sendFailures = 0
         public var connectionsRefused = 0
+        /// ATT responses, notifications and indications from the central of a peripheral
+        /// connection (we never ask it anything), and empty ATT PDUs there.
+        public var unsolicitedAttributePDUs = 0
+        public var longTermKeyRequestsRejected = 0
         public init() {}
     }
 
     private struct Connection: Sendable {
+        var link: L2CAPFixedChannels.Link
+        /// Interval, latency and supervision timeout as the controller last reported them.
+        var parameters: ConnectionParameterRequest?
+        var isEncrypted = false
         var client: GATTClient
         var exchange: GATTWriteReadExchange?
         var exchangeDeadline: Instant?
@@ -87,6 +118,20 @@ public struct LEDataPath: Sendable {
     public var isReady: Bool { buffer != nil }
     public func isOpen(_ handle: UInt16) -> Bool { connections[handle] != nil }
     public var openHandles: [UInt16] { connections.keys.sorted() }
+    /// Whether `handle` is a connection where we are the peripheral.
+    public func isPeripheral(_ handle: UInt16) -> Bool { connections[handle]?.link.isPeripheral ?? false }
+    public func isEncrypted(_ handle: UInt16) -> Bool { connections[handle]?.isEncrypted ?? false }
+    /// A peripheral connection's interval, latency and supervision timeout (1.25 ms,
+    /// events, 10 ms units) as the controller last reported them.
+    public func peripheralParameters(_ handle: UInt16) -> ConnectionParameterRequest? {
+        guard let connection = connections[handle], connection.link.isPeripheral else { return nil }
+        return connection.parameters
+    }
+
+    /// Whether peripheral connections opened from now on hand SMP, LTK requests and
+    /// encryption changes up (enrolment's window is open). Off: pairing is refused with
+    /// Pairing Not Supported and LTK requests get the negative reply.
+    public var delegatesPeripheralPairing = false
     public func client(on handle: UInt16) -> GATTClient? { connections[handle]?.client }
 
     public var nextDeadline: Instant? { connections.values.compactMap(\.nextDeadline).min() }
@@ -122,9 +167,33 @@ public struct LEDataPath: Sendable {
     /// Events the host passes up; those not about the data path are ignored.
     public mutating func handle(_ event: HCIEvent, now: Instant) -> [Action] {
         switch event {
+        case .leMeta(.connectionComplete(let complete)) where complete.status == .success && complete.role == .peripheral:
+            let link = L2CAPFixedChannels.Link(isPeripheral: true, pairingDelegated: delegatesPeripheralPairing)
+            guard connectionOpened(complete.connectionHandle, link: link) else { return [] }
+            connections[complete.connectionHandle]?.parameters = ConnectionParameterRequest(
+                intervalMin: complete.connectionInterval, intervalMax: complete.connectionInterval,
+                peripheralLatency: complete.peripheralLatency, supervisionTimeout: complete.supervisionTimeout)
+            return [.peripheralConnected(complete)]
         case .leMeta(.connectionComplete(let complete)) where complete.status == .success:
             connectionOpened(complete.connectionHandle)
             return []
+        case .leMeta(.connectionUpdateComplete(let update)) where update.status == .success:
+            guard connections[update.connectionHandle]?.link.isPeripheral == true else { return [] }
+            connections[update.connectionHandle]?.parameters = ConnectionParameterRequest(
+                intervalMin: update.connectionInterval, intervalMax: update.connectionInterval,
+                peripheralLatency: update.peripheralLatency, supervisionTimeout: update.supervisionTimeout)
+            return []
+        case .leMeta(.longTermKeyRequest(let request)):
+            guard connections[request.connectionHandle]?.link.pairingDelegated == true else {
+                counters.longTermKeyRequestsRejected += 1
+                return [.rejectLongTermKeyRequest(handle: request.connectionHandle)]
+            }
+            return [.longTermKeyRequested(request)]
+        case .encryptionChange(let change):
+            return encryptionChanged(change.connectionHandle, status: change.status, enabled: change.isEnabled)
+        case .encryptionKeyRefreshComplete(let refresh):
+            // A refresh keeps the link encrypted; a failed one is followed by a disconnection.
+            return encryptionChanged(refresh.connectionHandle, status: refresh.status, enabled: refresh.status.isSuccess)
         case .disconnectionComplete(let complete) where complete.status == .success:
             return close(complete.connectionHandle, reason: .disconnected(complete.reason))
         case .numberOfCompletedPackets(let entries):
@@ -135,14 +204,24 @@ public struct LEDataPath: Sendable {
     }
 
     /// A connection exists (LE Connection Complete); calling it again changes nothing.
-    public mutating func connectionOpened(_ handle: UInt16) {
-        guard connections[handle] == nil else { return }
+    /// False when it is not tracked (already open, or refused).
+    @discardableResult
+    public mutating func connectionOpened(_ handle: UInt16, link: L2CAPFixedChannels.Link = .central) -> Bool {
+        guard connections[handle] == nil else { return false }
         guard handle <= ACLDataHeader.maxConnectionHandle, connections.count < configuration.maxConnections else {
             counters.connectionsRefused += 1
-            return
+            return false
         }
-        connections[handle] = Connection(client: GATTClient(configuration: configuration.gatt))
+        connections[handle] = Connection(link: link, client: GATTClient(configuration: configuration.gatt))
         flow.open(handle)
+        return true
+    }
+
+    private mutating func encryptionChanged(_ handle: UInt16, status: HCIStatus, enabled: Bool) -> [Action] {
+        guard let connection = connections[handle] else { return [] }
+        connections[handle]?.isEncrypted = status.isSuccess && enabled
+        guard connection.link.isPeripheral else { return [] }
+        return [.encryptionChanged(handle: handle, status: status, enabled: enabled)]
     }
 
     private mutating func close(_ handle: UInt16, reason: CloseReason) -> [Action] {
@@ -183,8 +262,13 @@ public struct LEDataPath: Sendable {
         }
         guard let frame else { return [] }
         var actions = [Action]()
-        for action in channels.receive(frame) {
+        let link = connections[frame.connectionHandle]?.link ?? .central
+        for action in channels.receive(frame, on: link) {
             switch action {
+            case .attribute(let handle, let pdu) where link.isPeripheral:
+                actions.append(contentsOf: peripheralAttribute(pdu, on: handle))
+            case .securityManager(let handle, let pdu):
+                actions.append(.securityManager(handle: handle, pdu: pdu))
             case .attribute(let handle, let pdu):
                 guard var connection = connections[handle] else { continue }
                 let clientActions = connection.client.receive(pdu, now: now)
@@ -197,6 +281,39 @@ public struct LEDataPath: Sendable {
             }
         }
         return actions
+    }
+
+    /// On a peripheral connection the central is the client: its requests, commands and
+    /// confirmations are for the GATT server; its responses, notifications and
+    /// indications answer nothing we asked and are dropped.
+    private mutating func peripheralAttribute(_ pdu: [UInt8], on handle: UInt16) -> [Action] {
+        guard let first = pdu.first else {
+            counters.unsolicitedAttributePDUs += 1
+            return []
+        }
+        let opcode = ATTOpcode(rawValue: first)
+        switch opcode {
+        case .handleValueNotification, .handleValueIndication, .multipleHandleValueNotification:
+            counters.unsolicitedAttributePDUs += 1
+            return []
+        case _ where opcode.isResponse:
+            counters.unsolicitedAttributePDUs += 1
+            return []
+        default:
+            return [.attributeRequest(handle: handle, pdu: pdu)]
+        }
+    }
+
+    /// An ATT PDU from our GATT server to the central of a peripheral connection.
+    public mutating func sendAttribute(_ pdu: [UInt8], on handle: UInt16) -> [Action] {
+        guard connections[handle]?.link.isPeripheral == true else { return [] }
+        return send(L2CAPBasicFrame(connectionHandle: handle, channel: .attribute, payload: pdu).bytes, on: handle)
+    }
+
+    /// An SMP PDU from the pairing responder of a delegated peripheral connection.
+    public mutating func sendSecurityManager(_ pdu: [UInt8], on handle: UInt16) -> [Action] {
+        guard connections[handle]?.link.pairingDelegated == true else { return [] }
+        return send(L2CAPBasicFrame(connectionHandle: handle, channel: .securityManager, payload: pdu).bytes, on: handle)
     }
 
     private mutating func send(_ l2capPDU: [UInt8], on handle: UInt16) -> [Action] {

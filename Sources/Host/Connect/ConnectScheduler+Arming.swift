@@ -46,7 +46,7 @@ extension ConnectScheduler {
     }
 
     private func armedFit(_ target: Target) -> ArmedFit {
-        guard connections.count < connectionLimit else { return .unfit }
+        guard connections.count < connectionLimit, !initiationPaused else { return .unfit }
         switch target {
         case .acceptList:
             let pending = self.pending
@@ -61,7 +61,7 @@ extension ConnectScheduler {
 
     private mutating func arm(now: Instant, into actions: inout [ConnectAction]) {
         let pending = self.pending
-        guard !pending.isEmpty, connections.count < connectionLimit else {
+        guard !pending.isEmpty, connections.count < connectionLimit, !initiationPaused else {
             resumeScanningIfPaused(into: &actions)
             return
         }

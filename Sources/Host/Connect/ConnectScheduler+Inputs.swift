@@ -37,6 +37,18 @@ extension ConnectScheduler {
         return actions
     }
 
+    /// Pauses initiation (enrolment on a controller that cannot advertise connectable
+    /// while initiating): an armed request is cancelled and none is made until resumed.
+    /// Wanted tags stay wanted and connections stay up.
+    public mutating func setInitiationPaused(_ paused: Bool, now: Instant) -> [ConnectAction] {
+        guard paused != initiationPaused else { return [] }
+        initiationPaused = paused
+        var actions: [ConnectAction] = [.log(paused ? "persistent-connect initiation paused: the controller cannot advertise "
+            + "connectable while initiating" : "persistent-connect initiation resumed")]
+        reconcile(now: now, into: &actions)
+        return actions
+    }
+
     // MARK: Wanted set
 
     /// A tag needs a connection (a proof, or `track = "connection"`). Calling it again
@@ -81,7 +93,11 @@ extension ConnectScheduler {
             reconcile(now: now, into: &actions)
             return actions
         }
-        let tagIndex = resolvedTag ?? pending.first(where: { $0.wanted.peer.matches(peerAddress, peerAddressType) })?.index
+        // A central connected to our connectable advertising (enrolment) is never a tag's
+        // link: it only counts against the connection limit, and is not disconnected.
+        let tagIndex = role == .central
+            ? resolvedTag ?? pending.first(where: { $0.wanted.peer.matches(peerAddress, peerAddressType) })?.index
+            : nil
         var connection = Connection(tagIndex: nil, nextRSSI: nil)
         if let tagIndex, let entry = wanted[tagIndex], !isConnected(tagIndex) {
             connection.tagIndex = tagIndex

@@ -130,6 +130,8 @@ public struct ConnectScheduler: Sendable {
     /// Lowered when a create-connection is refused for resources (0x09, 0x0D).
     var learnedConnectionLimit: Int?
     var scanningPaused = false
+    /// Set by `setInitiationPaused(_:now:)`: no create-connection while true.
+    var initiationPaused = false
     var takeScanningTurn = false
     var serveCounter: UInt64 = 0
     /// When the current request was armed (meaningful while armed).

@@ -10,11 +10,31 @@ import HCI
 /// LE Connection Update); an LE credit-based connection request is refused (no SPSM);
 /// other requests get Command Reject "not understood"; responses and rejects are
 /// ignored, as we never ask anything. SMP: a Pairing or Security Request gets Pairing
-/// Failed "pairing not supported": the proof needs no bonding.
+/// Failed "pairing not supported": the proof needs no bonding. On a peripheral
+/// connection opened while enrolment accepts pairing, SMP goes up whole instead, to
+/// that connection's pairing responder (docs/pairing.md).
 public struct L2CAPFixedChannels: Sendable {
+    /// What the channels need to know of the connection a frame came on.
+    public struct Link: Hashable, Sendable {
+        /// We are the peripheral: the central connected to our advertising.
+        public var isPeripheral: Bool
+        /// SMP goes up (`.securityManager`) instead of being refused here.
+        public var pairingDelegated: Bool
+
+        public init(isPeripheral: Bool, pairingDelegated: Bool) {
+            self.isPeripheral = isPeripheral
+            self.pairingDelegated = pairingDelegated && isPeripheral
+        }
+
+        /// A connection we made (persistent connect, proofs).
+        public static let central = Link(isPeripheral: false, pairingDelegated: false)
+    }
+
     public enum Action: Hashable, Sendable {
         /// An ATT PDU for the connection's bearer.
         case attribute(handle: UInt16, pdu: [UInt8])
+        /// An SMP PDU for the connection's pairing responder (delegated links only).
+        case securityManager(handle: UInt16, pdu: [UInt8])
         /// An L2CAP PDU to send back (already framed: basic header included).
         case send(handle: UInt16, pdu: [UInt8])
         /// We accepted these parameters; the caller may apply them (LE Connection Update).
@@ -39,12 +59,14 @@ public struct L2CAPFixedChannels: Sendable {
 
     public init() {}
 
-    public mutating func receive(_ frame: L2CAPBasicFrame) -> [Action] {
+    public mutating func receive(_ frame: L2CAPBasicFrame, on link: Link = .central) -> [Action] {
         switch frame.channel {
         case .attribute:
             return [.attribute(handle: frame.connectionHandle, pdu: frame.payload)]
         case .leSignalling:
-            return signalling(frame)
+            return signalling(frame, asPeripheral: link.isPeripheral)
+        case .securityManager where link.pairingDelegated:
+            return [.securityManager(handle: frame.connectionHandle, pdu: frame.payload)]
         case .securityManager:
             return securityManager(frame)
         default:
@@ -55,7 +77,7 @@ public struct L2CAPFixedChannels: Sendable {
 
     // MARK: LE signalling
 
-    private mutating func signalling(_ frame: L2CAPBasicFrame) -> [Action] {
+    private mutating func signalling(_ frame: L2CAPBasicFrame, asPeripheral: Bool) -> [Action] {
         let handle = frame.connectionHandle
         var reader = HCIByteReader(frame.payload, context: .aboveHCI)
         guard let rawCode = try? reader.u8(), let identifier = try? reader.u8(), let length = try? reader.u16() else {
@@ -84,6 +106,10 @@ public struct L2CAPFixedChannels: Sendable {
             return [reject(handle, identifier, .commandNotUnderstood)]
         }
         switch code {
+        case .connectionParameterUpdateRequest where asPeripheral:
+            // Only a peripheral asks its central for parameters (Core Vol 3 Part A §4.20).
+            counters.signallingRejected += 1
+            return [reject(handle, identifier, .commandNotUnderstood)]
         case .connectionParameterUpdateRequest:
             var fields = HCIByteReader(data, context: .aboveHCI)
             guard data.count == 8, let intervalMin = try? fields.u16(), let intervalMax = try? fields.u16(),

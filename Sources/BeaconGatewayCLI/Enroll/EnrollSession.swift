@@ -1,0 +1,237 @@
+import BluetoothCrypto
+import Config
+import Enrolment
+import EventLoop
+import Glibc
+import HCI
+import Host
+import HostDrivers
+import Journal
+import SecurityManager
+
+/// The loop behind standalone `beacon-gateway enroll`: the configured controller, its
+/// data path, and one `EnrolmentSession` whose actions become HCI commands, SMP PDUs and
+/// the installer's screen. Progress goes to standard error, the person to standard output.
+final class EnrollSession {
+    private let configuration: GatewayConfiguration
+    private let personId: String
+    private let tagId: String
+    private let window: Duration
+    private let comparesDigits: Bool
+    private let json: Bool
+    private let loop = EventLoop()
+    private var link: ControllerLink!
+    private var dataPath: DataPathLink!
+    private var enrolment: EnrolmentSession?
+    private var family = CommandFamily.legacy
+    private var outcome: EnrolmentOutcome?
+    private var fatal: String?
+    private var stdinRegistration: EventLoop.Registration?
+    /// The phone's link the session asked to drop: the command ends once it is down.
+    private var droppingHandle: UInt16?
+    private lazy var timer = DeadlineTimer(loop: loop) { [unowned self] in
+        self.step { $0.timerFired(now: self.loop.now) }
+    }
+
+    init(configuration: GatewayConfiguration, personId: String, tagId: String, window: Duration, comparesDigits: Bool, json: Bool) {
+        self.configuration = configuration
+        self.personId = personId
+        self.tagId = tagId
+        self.window = window
+        self.comparesDigits = comparesDigits
+        self.json = json
+    }
+
+    /// True when a phone was enrolled (printed).
+    func run() -> Bool {
+        let controller: ControllerSession
+        do {
+            controller = try ControllerSession(
+                loop: loop, spec: configuration.bluetooth.transport, scan: configuration.bluetooth.scanSettings(),
+                isPermanent: { error in ScanSession.isPermanent(error, replay: false) })
+        } catch {
+            printError("enroll: " + error.message)
+            return false
+        }
+        link = controller.link
+        dataPath = DataPathLink(link: link)
+        dataPath.attach()
+        link.onFatalError = { [unowned self] error in self.stop(failure: error.message) }
+        link.stateChangeListeners.add { [unowned self] state in
+            guard case .scanning(let info) = state else { return }
+            self.controllerReady(info)
+        }
+        dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
+        dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in
+            self.step { $0.connectionClosed(handle: handle, now: now) }
+            guard handle == self.droppingHandle else { return }
+            self.droppingHandle = nil
+            if self.outcome != nil { self.loop.stop() }
+        }
+        if let failure = controller.run(limit: nil, log: LogSink()) { fatal = fatal ?? failure }
+        if let fatal {
+            printError("enroll: " + fatal)
+            return false
+        }
+        guard let outcome else { return false }
+        return report(outcome)
+    }
+
+    // MARK: Inputs
+
+    private func controllerReady(_ info: ControllerInfo) {
+        guard enrolment == nil else {
+            // The controller was reset under the window: its advertising and the phone's link are gone.
+            return stop(failure: "the controller was reset during the window")
+        }
+        guard info.address.rawValue != 0 else {
+            return stop(failure: "the controller has no public address to pair from")
+        }
+        family = info.commandFamily
+        // Standalone, nothing here uses reports: scanning off leaves the radio to the
+        // advertising and the phone's link, also on controllers whose LE Supported States
+        // forbid connectable advertising while scanning (docs/cli.md).
+        link.setScanningPaused(true)
+        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
+                                                      address: AddressWithType(info.address, isRandom: false))
+        let session = EnrolmentSession(configuration: .init(
+            window: window, ioCapability: comparesDigits ? .displayYesNo : .noInputNoOutput, localIdentity: identity,
+            advertisement: EnrolmentAdvertisement(name: configuration.gateway.id)))
+        enrolment = session
+        printError("enroll: open for \(window.components.seconds) s: on the phone, open Bluetooth settings and pair with "
+            + "\"\(configuration.gateway.id)\" (\(comparesDigits ? "compare the six digits" : "Just Works"))")
+        step { $0.start(now: self.loop.now) }
+    }
+
+    private func peripheral(_ action: LEDataPath.Action, now: Instant) {
+        switch action {
+        case .peripheralConnected(let complete):
+            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
+            step { $0.peripheralConnected(complete, local: local, now: now) }
+        case .securityManager(let handle, let pdu):
+            step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
+        case .longTermKeyRequested(let request):
+            step { $0.longTermKeyRequested(request, now: now) }
+        case .encryptionChanged(let handle, let status, let enabled):
+            step { $0.encryptionChanged(handle: handle, status: status, enabled: enabled, now: now) }
+        default:
+            break
+        }
+    }
+
+    private func step(_ input: (inout EnrolmentSession) -> [EnrolmentAction]) {
+        guard var session = enrolment else { return }
+        let actions = input(&session)
+        enrolment = session
+        for action in actions { perform(action) }
+        timer.arm(at: enrolment?.nextDeadline)
+    }
+
+    // MARK: Actions
+
+    private func perform(_ action: EnrolmentAction) {
+        switch action {
+        case .delegatePairing(let delegates):
+            dataPath.setDelegatesPeripheralPairing(delegates)
+        case .startAdvertising(let advertisement):
+            submitInOrder(advertisement.startCommands(family: family))
+        case .stopAdvertising:
+            submitInOrder([EnrolmentAdvertisement.stopCommand(family: family)])
+        case .connected(_, let peer):
+            printError("enroll: a phone connected (\(peer.address)); pairing")
+        case .sendSecurityManager(let handle, let pdu):
+            dataPath.sendSecurityManager(pdu, on: handle, now: loop.now)
+        case .replyLongTermKey(let handle, let key):
+            link.submit(LELongTermKeyRequestReplyCommand(connectionHandle: handle, longTermKey: key), recoverOnTimeout: false) { _, _ in }
+        case .rejectLongTermKeyRequest(let handle):
+            link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
+        case .compareNumericValue(let value):
+            askToCompare(value)
+        case .disconnect(let handle):
+            droppingHandle = handle
+            dataPath.disconnect(handle)
+        case .finished(let outcome):
+            self.outcome = outcome
+            // With a phone's link, the end comes when it is down (its last SMP PDU went
+            // first); a controller that never reports it gets two seconds. Without one,
+            // the advertising off goes out in that time.
+            let linger: Duration = droppingHandle == nil ? .milliseconds(200) : .seconds(2)
+            _ = loop.schedule(after: linger) { [unowned self] in
+                self.loop.stop()
+            }
+        }
+    }
+
+    /// Advertising commands one after the other; a refusal ends the enrolment.
+    private func submitInOrder(_ commands: [(HCIPacket, Opcode)]) {
+        guard let (packet, opcode) = commands.first else { return }
+        link.submit(packet: packet, opcode: opcode, recoverOnTimeout: false) { [unowned self] outcome, _ in
+            switch outcome {
+            case .completed(let status, _) where status == .success:
+                self.submitInOrder(Array(commands.dropFirst()))
+            default:
+                self.stop(failure: "the controller refused to advertise (opcode 0x\(String(opcode.rawValue, radix: 16)): \(outcome))")
+            }
+        }
+    }
+
+    private func askToCompare(_ value: UInt32) {
+        let digits = String(value)
+        printError("enroll: does the phone show " + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + "? [y/N] ")
+        var line = [UInt8]()
+        stdinRegistration = loop.register(fileDescriptor: 0) { [unowned self] in
+            var byte: UInt8 = 0
+            let count = Glibc.read(0, &byte, 1)
+            guard count == 1, byte != UInt8(ascii: "\n") else {
+                if let registration = self.stdinRegistration { self.loop.unregister(registration) }
+                self.stdinRegistration = nil
+                let matches = line.first.map { $0 == UInt8(ascii: "y") || $0 == UInt8(ascii: "Y") } ?? false
+                self.step { $0.numericComparisonAnswered(matches: matches, now: self.loop.now) }
+                return
+            }
+            line.append(byte)
+        }
+    }
+
+    private func stop(failure: String) {
+        fatal = fatal ?? failure
+        loop.stop()
+    }
+
+    // MARK: Output
+
+    private func report(_ outcome: EnrolmentOutcome) -> Bool {
+        guard case .enrolled(let method, let identity) = outcome else {
+            printError("enroll: " + outcome.message)
+            return false
+        }
+        let address = identity.address.description
+        let addressType = identity.isRandom ? "random" : "public"
+        let irk = identity.irk.map { Self.hex($0.revealed.mostSignificantFirst) }
+        // Nothing of the pairing but the person, the identity address, the method and the outcome.
+        printError("enroll: \(personId) enrolled: identity address \(address) (\(addressType)), \(method.rawValue)"
+            + (irk == nil ? ", no IRK (enrolled by its address)" : ""))
+        if json {
+            var tag = "{\"id\":" + JSONObjectWriter.quote(tagId)
+            tag += irk.map { ",\"irk\":" + JSONObjectWriter.quote($0) } ?? ",\"address\":" + JSONObjectWriter.quote(address)
+            tag += "}"
+            print("{\"person\":{\"id\":" + JSONObjectWriter.quote(personId) + ",\"tags\":[" + tag + "]},\"identityAddress\":"
+                + JSONObjectWriter.quote(address) + ",\"identityAddressType\":" + JSONObjectWriter.quote(addressType)
+                + ",\"pairing\":" + JSONObjectWriter.quote(method.rawValue) + "}")
+        } else {
+            if irk != nil {
+                print("# The IRK below lets anyone who holds it follow this phone: keep it as secret as a key file.")
+            }
+            print("[[person]]")
+            print("id = \"\(personId)\"")
+            print("[[person.tag]]")
+            print("id = \"\(tagId)\"")
+            print(irk.map { "irk = \"\($0)\"" } ?? "address = \"\(address)\"")
+        }
+        return true
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,221 @@
+import BluetoothCrypto
+import EventLoop
+import HCI
+import Host
+import SecurityManager
+
+/// One enrolment window (SPEC §15), sans-IO: advertise connectable, take one phone's
+/// connection as peripheral, ask it to pair (Security Request), run the pairing through
+/// a `PairingResponder`, and end at the first completed pairing, a failed one, or the
+/// window's end. Inputs are the peripheral connection's events as the data path hands
+/// them up, the person's answer to a Numeric Comparison and the time; outputs are
+/// `EnrolmentAction`s the driver performs in order (docs/pairing.md).
+///
+/// One phone at a time: a second central connecting while one is there is disconnected.
+/// A phone that leaves before pairing started frees the window, and advertising resumes.
+public struct EnrolmentSession: Sendable {
+    public struct Configuration: Sendable {
+        public var window: Duration
+        public var ioCapability: IOCapability
+        public var localIdentity: PairingResponder.LocalIdentity
+        public var advertisement: EnrolmentAdvertisement
+        public var smpTimeout: Duration
+
+        public init(window: Duration = .seconds(120), ioCapability: IOCapability,
+                    localIdentity: PairingResponder.LocalIdentity, advertisement: EnrolmentAdvertisement,
+                    smpTimeout: Duration = .seconds(30)) {
+            self.window = window
+            self.ioCapability = ioCapability
+            self.localIdentity = localIdentity
+            self.advertisement = advertisement
+            self.smpTimeout = smpTimeout
+        }
+    }
+
+    enum State: Sendable {
+        case idle
+        case advertising
+        case connected(handle: UInt16, PairingResponder)
+        case finished
+    }
+
+    public let configuration: Configuration
+    let secrets: @Sendable () -> any PairingSecrets
+    var state: State = .idle
+    var windowEnds: Instant?
+
+    public init(configuration: Configuration, secrets: @escaping @Sendable () -> any PairingSecrets = { SystemPairingSecrets() }) {
+        self.configuration = configuration
+        self.secrets = secrets
+    }
+
+    public var isFinished: Bool {
+        if case .finished = state { return true }
+        return false
+    }
+
+    public var nextDeadline: Instant? {
+        guard let windowEnds else { return nil }
+        if case .connected(_, let responder) = state, let deadline = responder.nextDeadline { return min(deadline, windowEnds) }
+        return windowEnds
+    }
+
+    // MARK: Inputs
+
+    /// Opens the window: pairing delegated, advertising on, the window's timer running.
+    public mutating func start(now: Instant) -> [EnrolmentAction] {
+        guard case .idle = state else { return [] }
+        state = .advertising
+        windowEnds = now + configuration.window
+        return [.delegatePairing(true), .startAdvertising(configuration.advertisement)]
+    }
+
+    /// LE Connection Complete in the peripheral role. `local` is the address the phone
+    /// connected to (ours, as f5 and f6 take it).
+    public mutating func peripheralConnected(_ complete: LEConnectionComplete, local: AddressWithType, now: Instant) -> [EnrolmentAction] {
+        switch state {
+        case .advertising:
+            var responder = PairingResponder(
+                configuration: .init(acceptsPairing: true, ioCapability: configuration.ioCapability,
+                                     localIdentity: configuration.localIdentity, timeout: configuration.smpTimeout),
+                initiatorAddress: Self.overTheAir(complete), responderAddress: local, secrets: secrets())
+            let handle = complete.connectionHandle
+            let request = responder.requestSecurity(now: now)
+            state = .connected(handle: handle, responder)
+            return [.connected(handle: handle, peer: Self.overTheAir(complete))] + perform(request, handle: handle, now: now)
+        case .connected, .idle, .finished:
+            return [.disconnect(complete.connectionHandle)]
+        }
+    }
+
+    /// An SMP PDU from the phone.
+    public mutating func securityManagerPDU(_ pdu: [UInt8], handle: UInt16, now: Instant) -> [EnrolmentAction] {
+        withResponder(handle, now: now) { $0.receive(pdu, now: now) }
+    }
+
+    /// LE Long Term Key Request: answered from this connection's pairing, refused otherwise.
+    public mutating func longTermKeyRequested(_ request: LELongTermKeyRequest, now: Instant) -> [EnrolmentAction] {
+        guard case .connected(let handle, _) = state, handle == request.connectionHandle else {
+            return [.rejectLongTermKeyRequest(request.connectionHandle)]
+        }
+        return withResponder(handle, now: now) {
+            $0.longTermKeyRequested(random: request.randomNumber, encryptedDiversifier: request.encryptedDiversifier, now: now)
+        }
+    }
+
+    public mutating func encryptionChanged(handle: UInt16, status: HCIStatus, enabled: Bool, now: Instant) -> [EnrolmentAction] {
+        withResponder(handle, now: now) { $0.encryptionChanged(status: status, enabled: enabled, now: now) }
+    }
+
+    /// The person's answer to `.compareNumericValue`.
+    public mutating func numericComparisonAnswered(matches: Bool, now: Instant) -> [EnrolmentAction] {
+        guard case .connected(let handle, _) = state else { return [] }
+        return withResponder(handle, now: now) { $0.numericComparisonAnswered(matches: matches, now: now) }
+    }
+
+    /// The connection ended (Disconnection Complete or a controller reset).
+    public mutating func connectionClosed(handle: UInt16, now: Instant) -> [EnrolmentAction] {
+        guard case .connected(let current, var responder) = state, current == handle else { return [] }
+        let started = responder.isPairing
+        let actions = responder.linkClosed()
+        guard started else {
+            // Left before pairing: the window is free again.
+            state = .advertising
+            return [.startAdvertising(configuration.advertisement)]
+        }
+        state = .connected(handle: handle, responder)
+        return perform(actions, handle: handle, now: now)
+    }
+
+    public mutating func timerFired(now: Instant) -> [EnrolmentAction] {
+        guard let windowEnds, !isFinished else { return [] }
+        if windowEnds <= now {
+            return finish(.windowEnded)
+        }
+        guard case .connected(let handle, _) = state else { return [] }
+        return withResponder(handle, now: now) { $0.timerFired(now: now) }
+    }
+
+    // MARK: Steps
+
+    private mutating func withResponder(_ handle: UInt16, now: Instant,
+                                        _ step: (inout PairingResponder) -> [PairingAction]) -> [EnrolmentAction] {
+        guard case .connected(let current, var responder) = state, current == handle else { return [] }
+        let actions = step(&responder)
+        state = .connected(handle: handle, responder)
+        return perform(actions, handle: handle, now: now)
+    }
+
+    private mutating func perform(_ actions: [PairingAction], handle: UInt16, now: Instant) -> [EnrolmentAction] {
+        var out = [EnrolmentAction]()
+        for action in actions {
+            switch action {
+            case .send(let pdu):
+                out.append(.sendSecurityManager(handle: handle, pdu: pdu))
+            case .replyLongTermKey(let key):
+                if let octets = LongTermKeyOctets(leastSignificantFirst: key.revealed.leastSignificantFirst) {
+                    out.append(.replyLongTermKey(handle: handle, octets))
+                }
+            case .rejectLongTermKeyRequest:
+                out.append(.rejectLongTermKeyRequest(handle))
+            case .compareNumericValue(let value):
+                out.append(.compareNumericValue(value))
+            case .armTimer:
+                // `nextDeadline` already includes the responder's.
+                break
+            case .paired(let result):
+                let outcome: EnrolmentOutcome = if let identity = result.peerIdentity {
+                    .enrolled(method: result.method, identity: identity)
+                } else {
+                    .pairedWithoutIdentity(result.method)
+                }
+                out.append(contentsOf: finish(outcome))
+            case .failed(let failure):
+                out.append(contentsOf: finish(.failed(failure)))
+            }
+        }
+        return out
+    }
+
+    /// Ends the window: advertising off, pairing no longer delegated, the phone's link
+    /// dropped (after what the responder last sent), the outcome reported.
+    private mutating func finish(_ outcome: EnrolmentOutcome) -> [EnrolmentAction] {
+        var actions: [EnrolmentAction] = [.delegatePairing(false)]
+        switch state {
+        case .advertising: actions.append(.stopAdvertising)
+        case .connected(let handle, _): actions.append(.disconnect(handle))
+        case .idle, .finished: break
+        }
+        state = .finished
+        windowEnds = nil
+        actions.append(.finished(outcome))
+        return actions
+    }
+
+    /// The address the phone used on air: its resolvable private address when the
+    /// controller resolved it to an identity, the address it connected from otherwise.
+    static func overTheAir(_ complete: LEConnectionComplete) -> AddressWithType {
+        let resolved = complete.peerAddressType.rawValue >= 0x02
+        if resolved, complete.peerResolvablePrivateAddress.rawValue != 0 {
+            return AddressWithType(complete.peerResolvablePrivateAddress, isRandom: true)
+        }
+        return AddressWithType(complete.peerAddress, isRandom: complete.peerAddressType.rawValue & 0x01 != 0)
+    }
+}
+
+/// What the driver does for an enrolment, in order.
+public enum EnrolmentAction: Hashable, Sendable {
+    /// Peripheral connections opened from now on hand their pairing up (or no longer).
+    case delegatePairing(Bool)
+    case startAdvertising(EnrolmentAdvertisement)
+    case stopAdvertising
+    /// A phone connected; the address it used.
+    case connected(handle: UInt16, peer: AddressWithType)
+    case sendSecurityManager(handle: UInt16, pdu: [UInt8])
+    case replyLongTermKey(handle: UInt16, LongTermKeyOctets)
+    case rejectLongTermKeyRequest(UInt16)
+    /// Show these six digits and report the person's yes or no.
+    case compareNumericValue(UInt32)
+    case disconnect(UInt16)
+    case finished(EnrolmentOutcome)
+}

@@ -1,0 +1,123 @@
+import BluetoothCrypto
+import EventLoop
+import HCI
+import SecurityManager
+import XCTest
+@testable import Enrolment
+
+/// The enrolment window on a virtual clock: advertising, one phone's connection, the
+/// Security Request, refusals, the window's end. (A whole pairing against a real phone
+/// stack is Tests/Integration/test_enroll.py.)
+final class EnrolmentSessionTests: XCTestCase {
+    private let phone: UInt16 = 0x0041
+    private let door = AddressWithType(BluetoothAddress(rawValue: 0xF0_F1_F2_F3_F4_F5), isRandom: false)
+    private let secureRequest: [UInt8] = [0x01, 0x03, 0x00, 0x09, 0x10, 0x02, 0x02]
+    private let legacyRequest: [UInt8] = [0x01, 0x03, 0x00, 0x01, 0x10, 0x02, 0x02]
+
+    private func seconds(_ s: Int64) -> Instant { Instant(nanoseconds: s * 1_000_000_000) }
+
+    private func session(window: Duration = .seconds(120)) -> EnrolmentSession {
+        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(Octets128(mostSignificantFirst: Array(1 ... 16))!), address: door)
+        return EnrolmentSession(configuration: .init(window: window, ioCapability: .noInputNoOutput, localIdentity: identity,
+                                                     advertisement: EnrolmentAdvertisement(name: "door-1")))
+    }
+
+    private func connection(_ handle: UInt16) -> LEConnectionComplete {
+        LEConnectionComplete(connectionHandle: handle, role: .peripheral, peerAddressType: .randomDevice,
+                             peerAddress: BluetoothAddress(rawValue: 0xC1_22_33_44_55_66))
+    }
+
+    func testTheWindowEndsWithNobody() {
+        var enrolment = session(window: .seconds(5))
+        XCTAssertEqual(enrolment.start(now: .zero), [.delegatePairing(true), .startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertEqual(enrolment.start(now: .zero), [], "one window per session")
+        XCTAssertEqual(enrolment.nextDeadline, seconds(5))
+        XCTAssertEqual(enrolment.timerFired(now: seconds(4)), [])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded)])
+        XCTAssertTrue(enrolment.isFinished)
+        XCTAssertNil(enrolment.nextDeadline)
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(6)), [.disconnect(phone)],
+                       "a phone after the window is sent away")
+    }
+
+    func testAConnectedPhoneIsAskedToPairAndALegacyOneRefused() {
+        var enrolment = session()
+        _ = enrolment.start(now: .zero)
+        let connected = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        XCTAssertEqual(connected, [
+            .connected(handle: phone, peer: AddressWithType(BluetoothAddress(rawValue: 0xC1_22_33_44_55_66), isRandom: true)),
+            // Security Request: bonding and Secure Connections, no MITM (Just Works).
+            .sendSecurityManager(handle: phone, pdu: [0x0B, 0x09]),
+        ])
+        // Another central while the phone is there is sent away; the phone stays.
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0042), local: door, now: seconds(2)), [.disconnect(0x0042)])
+        XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: phone), now: seconds(2)),
+                       [.rejectLongTermKeyRequest(phone)], "no key before a pairing")
+        XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: 0x0042), now: seconds(2)),
+                       [.rejectLongTermKeyRequest(0x0042)])
+
+        let refused = enrolment.securityManagerPDU(legacyRequest, handle: phone, now: seconds(3))
+        XCTAssertEqual(refused, [
+            .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
+            .delegatePairing(false), .disconnect(phone), .finished(.failed(.refused(.legacyPairing))),
+        ])
+        XCTAssertTrue(EnrolmentOutcome.failed(.refused(.legacyPairing)).message.contains("too old"))
+        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)), [], "the window is over")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(500)), [])
+    }
+
+    func testAPhoneLeavingBeforePairingFreesTheWindow() {
+        var enrolment = session(window: .seconds(60))
+        _ = enrolment.start(now: .zero)
+        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        XCTAssertEqual(enrolment.connectionClosed(handle: 0x0099, now: seconds(2)), [], "not the phone's link")
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(2)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertFalse(enrolment.isFinished)
+        XCTAssertEqual(enrolment.nextDeadline, seconds(60), "the window keeps its end")
+        // The next phone is taken.
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(3)).count, 2)
+        XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded)])
+    }
+
+    func testAStartedPairingEndsWithTheLinkOrTheSMPTimeout() throws {
+        var enrolment = session()
+        _ = enrolment.start(now: .zero)
+        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        let response = enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
+        guard case .sendSecurityManager(_, let pdu)? = response.first else { return XCTFail("\(response)") }
+        XCTAssertEqual(pdu.first, 0x02, "Pairing Response")
+        XCTAssertEqual(enrolment.nextDeadline, seconds(32), "the SMP timer, before the window's end")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(32)), [.delegatePairing(false), .disconnect(phone), .finished(.failed(.timedOut))])
+
+        var leaving = session()
+        _ = leaving.start(now: .zero)
+        _ = leaving.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = leaving.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
+        XCTAssertEqual(leaving.connectionClosed(handle: phone, now: seconds(3)),
+                       [.delegatePairing(false), .disconnect(phone), .finished(.failed(.linkClosed))])
+        XCTAssertTrue(EnrolmentOutcome.failed(.linkClosed).message.contains("no IRK"))
+    }
+
+    func testAdvertisingDataHoldsNameAppearanceAndHeartRate() {
+        let short = EnrolmentAdvertisement(name: "door-1")
+        XCTAssertEqual(short.advertisingData, [0x02, 0x01, 0x06, 0x03, 0x19, 0x40, 0x03, 0x03, 0x03, 0x0D, 0x18,
+                                               0x07, 0x09] + Array("door-1".utf8))
+        XCTAssertEqual(short.scanResponseData, [])
+        // Too long for the advertising data: shortened there, whole in the scan response,
+        // never cut inside a character.
+        let name = "entrance-north-building-ä"
+        let long = EnrolmentAdvertisement(name: name)
+        XCTAssertLessThanOrEqual(long.advertisingData.count, 31)
+        XCTAssertEqual(long.advertisingData[11 ... 12], [19, 0x08])
+        XCTAssertEqual(String(decoding: long.advertisingData[13...], as: UTF8.self), "entrance-north-bui")
+        XCTAssertEqual(long.scanResponseData, [UInt8(name.utf8.count + 1), 0x09] + Array(name.utf8))
+        let odd = EnrolmentAdvertisement.prefix(of: "abcdefghijklmnopqä", fitting: 18)
+        XCTAssertEqual(String(decoding: odd, as: UTF8.self), "abcdefghijklmnopq")
+        // Both families put ADV_IND on air.
+        let legacy = short.startCommands(family: .legacy)
+        XCTAssertEqual(legacy.map(\.1), [.leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData, .leSetAdvertisingEnable])
+        XCTAssertEqual(try LESetAdvertisingParametersCommand(packet: legacy[0].0).type, .connectableUndirected)
+        let extended = short.startCommands(family: .extended)
+        XCTAssertEqual(try LESetExtendedAdvertisingParametersCommand(packet: extended[0].0).properties, [.legacy, .connectable, .scannable])
+    }
+}

@@ -1,0 +1,288 @@
+"""`beacon-gateway enroll` standalone (SPEC §15) against a virtual phone: the real binary
+on a Bumble controller over H4-over-TCP, a Bumble Device as the phone pairing with LE
+Secure Connections (Just Works, bonding, its IRK and identity address distributed).
+The printed IRK is the phone's and resolves the phone's resolvable private addresses; a
+legacy-only phone is refused with reason 0x03; a window with nobody ends with exit 1; on a
+terminal the installer compares the phone's six digits and confirms or refuses them.
+
+Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
+.build/debug/beacon-gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import tempfile
+
+import pytest
+
+from bumble import att, crypto
+from bumble.core import ProtocolError
+from bumble.hci import Address
+
+from agentprocess import AgentProcess
+from bgworld.enrolment import EnrolmentWorld
+from conftest import wait_until
+
+GATEWAY_ID = "door-enrol"
+
+
+def config_text(transport: str, state_dir: str) -> str:
+    return f"""
+[gateway]
+id = "{GATEWAY_ID}"
+site = "S_TEST"
+door = "test"
+state_dir = "{state_dir}"
+log_level = "info"
+
+[bluetooth]
+transport = "{transport}"
+
+[presence]
+enter_rssi = -70
+exit_rssi = -75
+window_s = 1.0
+min_samples = 2
+lost_after_s = 1.5
+leave_after_s = 2
+away_after_s = 3
+"""
+
+
+class Enrolment:
+    """`beacon-gateway enroll` with its standard error in a file, read by polling."""
+
+    def __init__(self, binary, config, *arguments: str) -> None:
+        self._stderr = tempfile.TemporaryFile("w+")
+        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+
+    def stderr(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def is_open(self) -> bool:
+        if self.process.poll() is not None:
+            raise AssertionError(f"enroll exited ({self.process.returncode}):\n{self.stderr()}")
+        return "open for" in self.stderr()
+
+    def finish(self, timeout: float = 30) -> tuple[int, str]:
+        stdout, _ = self.process.communicate(timeout=timeout)
+        return self.process.returncode, stdout
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._stderr.close()
+
+
+class TerminalEnrolment:
+    """`beacon-gateway enroll` on a terminal (standard input and error on a pty), as an
+    installer runs it: it shows the six digits and reads the answer."""
+
+    def __init__(self, binary, config, *arguments: str) -> None:
+        self._master, slave = pty.openpty()
+        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+                                        stdin=slave, stdout=subprocess.PIPE, stderr=slave, text=True)
+        os.close(slave)
+        self.screen = ""
+
+    def read_screen(self) -> str:
+        while select.select([self._master], [], [], 0)[0]:
+            try:
+                chunk = os.read(self._master, 4096)
+            except OSError:  # the process closed the terminal
+                break
+            if not chunk:
+                break
+            self.screen += chunk.decode(errors="replace")
+        return self.screen
+
+    def shows(self, text: str):
+        def check() -> bool:
+            if self.process.poll() is not None and text not in self.read_screen():
+                raise AssertionError(f"enroll exited ({self.process.returncode}):\n{self.screen}")
+            return text in self.read_screen()
+        return check
+
+    def answer(self, line: str) -> None:
+        os.write(self._master, (line + "\n").encode())
+
+    def finish(self, timeout: float = 30) -> tuple[int, str]:
+        stdout, _ = self.process.communicate(timeout=timeout)
+        self.read_screen()
+        return self.process.returncode, stdout
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        os.close(self._master)
+
+
+@pytest.fixture
+def world():
+    enrolment_world = EnrolmentWorld()
+    yield enrolment_world
+    enrolment_world.close()
+
+
+@pytest.fixture
+def config(world, tmp_path):
+    path = tmp_path / "gateway.toml"
+    path.write_text(config_text(world.transport, str(tmp_path / "state")))
+    return path
+
+
+def test_a_secure_connections_phone_is_enrolled_with_its_irk(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1009", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        # Standalone, the gateway does not scan during the window (docs/cli.md).
+        wait_until(lambda: not world.gateway_controller.le_scan_enable, 10, "scanning off for the window")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        # The gateway ends the window at the pairing's end and drops the link itself:
+        # the phone keeps it up until then, so every key reaches the gateway.
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.stderr()
+        result = json.loads(stdout)
+        phone_irk = world.phone.irk  # least significant octet first, as SMP carries it
+        assert result["person"] == {"id": "u_1009", "tags": [{"id": "phone-u_1009", "irk": phone_irk[::-1].hex()}]}
+        assert result["pairing"] == "just-works"
+        assert result["identityAddressType"] == "random"
+        assert Address(result["identityAddress"]) == world.phone.random_address
+        # The printed key (most significant octet first) resolves the phone's RPAs.
+        key = bytes.fromhex(result["person"]["tags"][0]["irk"])[::-1]
+        for _ in range(5):
+            rpa = Address.generate_private_address(phone_irk)
+            assert crypto.ah(key, rpa.address_bytes[3:6]) == rpa.address_bytes[0:3]
+        assert phone_irk.hex() not in enroll.stderr() and phone_irk[::-1].hex() not in enroll.stderr(), \
+            "the IRK goes to standard output only"
+    finally:
+        enroll.kill()
+
+
+def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1013", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.connect(GATEWAY_ID))
+        # Its GATT client is answered at once. No GATT server is plugged in yet: the one
+        # place that answers says Request Not Supported (docs/pairing.md).
+        with pytest.raises(att.ATT_Error) as refused:
+            world.call(world.discover_services(connection))
+        assert refused.value.error_code == att.ATT_REQUEST_NOT_SUPPORTED_ERROR
+        world.call(world.disconnect(connection))
+        # The window is free again: the gateway advertises, and the next phone enrols.
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.stderr()
+        assert json.loads(stdout)["person"]["id"] == "u_1013"
+    finally:
+        enroll.kill()
+
+
+def test_a_legacy_only_phone_is_refused(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        with pytest.raises(ProtocolError) as refused:
+            world.call(world.pair(GATEWAY_ID, secure_connections=False), timeout=60)
+        # SMP Pairing Failed, reason 0x03 Authentication Requirements.
+        assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
+        code, stdout = enroll.finish()
+        assert code == 1
+        assert stdout == ""
+        assert "too old" in enroll.stderr()
+    finally:
+        enroll.kill()
+
+
+def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--seconds", "2")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        code, stdout = enroll.finish()
+        assert code == 1
+        assert stdout == ""
+        assert "window ended" in enroll.stderr()
+    finally:
+        enroll.kill()
+
+
+@pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])
+def test_numeric_comparison_on_a_terminal(gateway_bin, world, config, confirmed):
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1012", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
+        pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
+        wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
+        assert len(world.shown_numbers) == 1
+        assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
+        enroll.answer("y" if confirmed else "n")
+        if confirmed:
+            connection = pairing.result(60)
+            world.call(world.wait_disconnected(connection, 30), timeout=40)
+            code, stdout = enroll.finish()
+            assert code == 0, enroll.screen
+            result = json.loads(stdout)
+            assert result["pairing"] == "numeric-comparison"
+            assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
+        else:
+            with pytest.raises(ProtocolError) as refused:
+                pairing.result(60)
+            # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed.
+            assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
+            code, stdout = enroll.finish()
+            assert code == 1
+            assert stdout == ""
+            assert "not confirmed" in enroll.screen
+    finally:
+        enroll.kill()
+
+
+def test_the_printed_person_is_checked_in_from_the_phones_rotating_addresses(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1009", "--yes", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, block = enroll.finish()
+        assert code == 0, enroll.stderr()
+    finally:
+        enroll.kill()
+    assert f'irk = "{world.phone.irk[::-1].hex()}"' in block
+
+    # The door runs without the person; the printed block is pasted in and SIGHUP reloads.
+    agent = AgentProcess(gateway_bin, config)
+    try:
+        agent.wait_log(r"controller up", "the agent's controller")
+        config.write_text(config.read_text() + "\n" + block)
+        config.chmod(0o600)  # an IRK is a secret: the agent refuses a file others can read
+        agent.process.send_signal(signal.SIGHUP)
+        agent.wait_log(r"configuration reloaded persons=1 ", "the reload with the phone's person")
+
+        # The phone advertises from a resolvable private address and leaves, then comes
+        # back from another one (phones change theirs every few minutes): two visits.
+        checkin = r" checkin .*\bperson(?:_id)?=u_1009\b"
+        checkout = r" checkout .*\bperson(?:_id)?=u_1009\b"
+        addresses = []
+        for visit in (1, 2):
+            addresses.append(world.call(world.advertise_from_new_rpa()))
+            agent.wait_log(checkin, f"u_1009 checked in from the phone's RPA {addresses[-1]} (visit {visit})", count=visit)
+            world.call(world.stop_advertising())
+            agent.wait_log(checkout, f"u_1009 checked out once the phone is gone (visit {visit})", count=visit)
+        assert addresses[0] != addresses[1]
+        assert all(address.is_resolvable for address in addresses)
+    finally:
+        agent.stop()
