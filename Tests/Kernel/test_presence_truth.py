@@ -63,6 +63,26 @@ def test_a_boot_cut_within_the_staleness_may_have_kept_none_of_its_samples():
     assert figures.failures() == 0, figures.problems
 
 
+def test_a_boot_cut_within_the_staleness_and_its_margins_may_have_kept_none_of_its_samples():
+    # A second boot scans 4.3 s (121.0-125.3) with the person at the door before its cut:
+    # 0.3 s more than the two checkpoint intervals, but a sample heard then is read up to
+    # a second later and is durable only once the durable checkpoint's commit returns, so
+    # the cut may have taken all of them; the checkout may still be stamped from boot 1.
+    boots = [BOOTS[0], BootClock(2, 0.0, 120.5, 121.0, 125.3), BootClock(3, 0.0, 140.0, 142.0, 200.0, cut=False)]
+    figures = PresenceTruth(STRETCHES, boots, LOST_AFTER_S, CHECKPOINT_S).check(sound_history())
+    assert figures.failures() == 0, figures.problems
+
+
+def test_a_boot_that_scanned_beyond_the_staleness_and_its_margins_must_have_kept_its_samples():
+    # The second boot scans 121.0-135.0 and hears the person until 130.0, 5 s before its
+    # cut: what it heard up to 129.0 (two intervals, the read delay and the durable write
+    # before the cut) is on the disk, so a checkout stamped from boot 1's samples is stale.
+    boots = [BOOTS[0], BootClock(2, 0.0, 120.5, 121.0, 135.0), BootClock(3, 0.0, 140.0, 142.0, 200.0, cut=False)]
+    figures = PresenceTruth(STRETCHES, boots, LOST_AFTER_S, CHECKPOINT_S).check(sound_history())
+    assert figures.stale_checkouts == 1, figures.problems
+    assert figures.worst_early_s == -13.0
+
+
 def test_a_checkout_stamped_before_the_documented_staleness_is_found():
     rows = sound_history()
     rows[1] = event(2, "checkout", 110.0, 145.0, 100.5)

@@ -14,9 +14,18 @@ Per the restart rules of docs/presence.md:
   checkpointed durably, plus `lost_after_s`, less the slack of reading (reports gather up
   to a second between reads, more in a slow guest). Known durable: whatever the agent
   could have heard (at the door while it scanned, up to the slack before the checkout
-  was decided) in the deciding boot, and in a boot that was cut, up to the documented
-  staleness of a power cut before its cut: two checkpoint intervals (the non-durable
-  checkpoint and the one being written may be lost);
+  was decided) in the deciding boot, and in a boot that was cut, what it heard up to the
+  documented staleness of a power cut before its cut — two checkpoint intervals (the
+  non-durable checkpoint and the one being written may be lost) — and two named margins
+  more, because the two intervals count on the agent's side, from a sample it has read
+  to the durable checkpoint that holds it:
+  - `READ_DELAY_S`: a sample reaches the engine only when its report is read, up to a
+    second after it arrived (the transport gathers reports for a second at most); a
+    sample heard just before a durable checkpoint but read after it waits for the next;
+  - `DURABLE_WRITE_S`: the durable checkpoint holds its samples only once its commit
+    (the WAL write and its fdatasync) has returned; a cut during it loses them.
+  So a boot cut less than two intervals plus these margins after the person came into
+  its scan may have kept none of that person's samples (the earlier boot's count);
 - a *late checkout*: one stamped later than the last sample the agent could have heard
   at all, plus `lost_after_s` and the slack;
 - a *lost checkout*: a visit still open after everyone left and the final boot's agent
@@ -31,6 +40,12 @@ import json
 from dataclasses import dataclass, field
 
 READ_SLACK_S = 2.5
+# The margins on a cut boot's documented staleness (see the module's docstring): the
+# transport's longest gathering of reports before they are read, and the time allowed a
+# durable checkpoint's commit to reach the disk. An allowance, not a measurement: a guest
+# held up longer than these (its reports read seconds late) is flagged, not excused.
+READ_DELAY_S = 1.0
+DURABLE_WRITE_S = 1.0
 
 
 @dataclass
@@ -82,6 +97,8 @@ class PresenceTruth:
         self.boots = [boot for boot in boots if boot.agent_started is not None]
         self.lost_after_s = lost_after_s
         self.staleness_s = 2 * checkpoint_interval_s
+        # What a cut may take of "last heard": the documented staleness and the margins.
+        self.cut_loss_s = self.staleness_s + READ_DELAY_S + DURABLE_WRITE_S
         self.cuts = [boot.ended for boot in self.boots if boot.cut]
 
     def _boot_deciding(self, guest_seconds: float) -> BootClock | None:
@@ -105,8 +122,9 @@ class PresenceTruth:
     def _last_heard(self, person: str, until: float, durable: bool = False) -> float | None:
         """The last moment up to `until` at which the person was at the door while the
         agent was scanning. `durable`: only what is known to be checkpointed durably by
-        then: in a boot that was cut, what was heard up to the staleness before its cut
-        (a boot cut sooner than that after scanning may have kept none of its samples)."""
+        then: in a boot that was cut, what was heard up to the staleness and the margins
+        before its cut (a boot cut sooner than that after scanning may have kept none of
+        its samples)."""
         best = None
         for arrived, left in self.stretches.get(person, []):
             for boot in self.boots:
@@ -114,7 +132,7 @@ class PresenceTruth:
                     continue
                 start = max(arrived, boot.scanning)
                 cut_before = boot.cut and boot.ended < until
-                kept_until = boot.ended - self.staleness_s if durable and cut_before else boot.ended
+                kept_until = boot.ended - self.cut_loss_s if durable and cut_before else boot.ended
                 end = min(left if left is not None else until, kept_until, until)
                 if start <= end and (best is None or end > best):
                     best = end

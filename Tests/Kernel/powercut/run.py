@@ -48,7 +48,7 @@ import doorway  # noqa: E402
 
 from eventserver import EventServer  # noqa: E402
 from eventserver.harness import parse_acks  # noqa: E402
-from presence_truth import READ_SLACK_S, BootClock, PresenceTruth  # noqa: E402
+from presence_truth import DURABLE_WRITE_S, READ_DELAY_S, READ_SLACK_S, BootClock, PresenceTruth  # noqa: E402
 from volatile_disk import VolatileDisk, VolatileDiskServer  # noqa: E402
 
 SKIP = 77
@@ -344,7 +344,8 @@ def print_door_figures(stretches: dict, clocks: list[BootClock], presence) -> No
           f"{presence.unplaced_events}")
     print(f"checkout stamps vs the truth (lost_after_s {doorway.PRESENCE['lost_after_s']:g} s after the person's last "
           f"sample known checkpointed durably, i.e. up to {2 * interval:g} s before a cut, checkpoints every "
-          f"{interval:g} s): worst early {presence.worst_early_s:+.2f} s (allowed -{READ_SLACK_S} s of reading); "
+          f"{interval:g} s, less {READ_DELAY_S:g} s of read delay and {DURABLE_WRITE_S:g} s for the durable "
+          f"checkpoint's write): worst early {presence.worst_early_s:+.2f} s (allowed -{READ_SLACK_S} s of reading); "
           f"vs the last sample heard at all: worst late {presence.worst_late_s:+.2f} s (allowed +{READ_SLACK_S} s), "
           f"worst early across a cut {presence.worst_early_across_cut_s:+.2f} s; stale {presence.stale_checkouts}, "
           f"late {presence.late_checkouts}")
