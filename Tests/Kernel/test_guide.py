@@ -353,5 +353,9 @@ def test_the_upgrade_keeps_the_outbox_and_restarts_the_service(run):
     events = [json.loads(line) for line in run.text("after-outbox.jsonl").splitlines() if line.strip()]
     checkins = [event for event in events if event.get("type") == "checkin"]
     assert checkins, run.text("after-outbox.err")
+    # What section 9's `outbox status` counted before the upgrade is all still there.
+    before = run.step("sudo -u beacon-gateway beacon-gateway outbox status").out
+    last_before = int(re.search(r"last sequence: (\d+)", before).group(1))
+    assert last_before >= 1 and len(events) >= last_before, f"{before}\n{events}"
     # Each stored once: one check-in of u_1001 across the upgrade (it stayed at the door).
     assert [event["sequence"] for event in events] == list(range(1, len(events) + 1)), events
