@@ -87,7 +87,7 @@ if [ "$bluetoothd_active" = yes ] && [ "$keep_bluetoothd" = no ]; then
             ;;
         *)
             echo "bluetooth.service left running: the gateway's hci transport will fail with"
-            echo "  'busy' on an adapter bluetoothd manages. Later: systemctl disable --now bluetooth"
+            echo "  'busy' on an adapter bluetoothd manages. Later: sudo systemctl disable --now bluetooth"
             ;;
     esac
 elif [ "$bluetoothd_active" = yes ]; then
@@ -100,26 +100,25 @@ gpio_group=$(stat -c %G /dev/gpiochip0 2>/dev/null || echo "")
 case "$gpio_group" in
     gpio) echo "GPIO: /dev/gpiochip0 belongs to group gpio" ;;
     "") echo "GPIO: no /dev/gpiochip0 (LEDs need [leds] and a gpiochip)" ;;
-    *) echo "GPIO: /dev/gpiochip0 belongs to group $gpio_group; the package's udev rule gives it to gpio after: udevadm trigger --subsystem-match=gpio" ;;
+    *) echo "GPIO: /dev/gpiochip0 belongs to group $gpio_group; the package's udev rule gives it to gpio after: sudo udevadm trigger --subsystem-match=gpio" ;;
 esac
 
 cat <<'EOF'
 
-== next steps
- 1. Edit /etc/beacon-gateway/gateway.toml:
+== next steps (type the commands after each $)
+ 1. Edit /etc/beacon-gateway/gateway.toml (it is root:beacon-gateway 0640: sudoedit it):
       [gateway] id (unique per door, never changed later), site, door
-      [bluetooth] transport = "hci0" (see: ls /sys/class/bluetooth), tag_interval_ms
+      [bluetooth] transport = "hci0" (see: $ ls /sys/class/bluetooth)
       [[person]] / [[person.tag]] for each person and tag
       [server] url (and ca_file for a private CA); [leds] lines (BCM 17/27/22 by default)
- 2. Put the secret files in place, readable by the service only:
-      install -m 600 -o beacon-gateway -g beacon-gateway /path/to/token /etc/beacon-gateway/token
-      install -m 600 -o beacon-gateway -g beacon-gateway /path/to/master.key /etc/beacon-gateway/master.key
-      (a site without a master key yet creates one, for the service, with:
-       sudo beacon-gateway keygen --new-master /etc/beacon-gateway/master.key)
- 3. Check:  beacon-gateway check-config
-    Try:    beacon-gateway scan --seconds 10     (stop bluetoothd first; shows the tags in range)
- 4. Start:  systemctl enable --now beacon-gateway
- 5. Watch:  journalctl -u beacon-gateway -f
+ 2. Put the secret files in place, readable by the service only (token: from the site's
+    server; a site without a master key yet makes one first: $ beacon-gateway keygen --new-master master.key)
+      $ sudo install -m 600 -o beacon-gateway -g beacon-gateway token /etc/beacon-gateway/token
+      $ sudo install -m 600 -o beacon-gateway -g beacon-gateway master.key /etc/beacon-gateway/master.key
+ 3. Check:  $ sudo beacon-gateway check-config
+    Try:    $ sudo beacon-gateway scan --seconds 10     (with bluetoothd stopped: the tags in range)
+ 4. Start:  $ sudo systemctl enable --now beacon-gateway
+ 5. Watch:  $ journalctl -u beacon-gateway -f
     LEDs:   all on 300 ms at start; green steady = scanning; green off = not scanning;
             green 1 Hz = check-ins paused by the server; green double blink = check-in/out;
             amber off = all delivered; amber 1 Hz = events waiting for the server; amber
