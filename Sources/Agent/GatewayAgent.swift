@@ -265,7 +265,7 @@ public final class GatewayAgent {
             if let timeline = link?.replayTimeline {
                 core.followReplayClock(origin: timeline.origin, originMicroseconds: timeline.originMicroseconds)
             }
-            perform(core.beginReports(at: now, clock: readClock(timeOnly: true)))
+            perform(core.beginReports(at: now, clock: readClock(timeOnly: true), clockReadAt: loop.now))
         }
         let actions = core.report(report, at: now)
         if !actions.isEmpty { perform(actions) }

@@ -152,6 +152,23 @@ final class DoorPresenceTests: XCTestCase {
         XCTAssertEqual(checkout?.visitStartMilliseconds, start, "the checkout pairs with its checkin")
     }
 
+    func testReportsReadLateAreStampedWhenTheyArrivedWithoutAClockStep() {
+        var door = DoorHarness(DoorHarness.setup(persons: 1))
+        door.stay(0, seconds: 3)
+        // Two reports that arrived 3 s before the read that took them (a slow CPU): the
+        // clock, read at the read, must not be anchored at their arrival.
+        let arrived = door.now
+        let arrivedWall = door.wall
+        door.advance(seconds: 3)
+        let readAt = door.now
+        let wallAtRead = door.wall
+        door.perform(door.core.beginReports(at: arrived, clock: WallClockReading(wallMilliseconds: wallAtRead, synchronised: nil),
+                                            clockReadAt: readAt))
+        door.perform(door.core.endReports(at: arrived))
+        XCTAssertEqual(door.logged("wall clock stepped").count, 0, "a late read is not a clock step")
+        XCTAssertEqual(door.core.presence.wallClock.wallMilliseconds(at: arrived), arrivedWall)
+    }
+
     func testACheckoutDecidedByATimerFollowsAWallClockStepBetweenHousekeepingTicks() {
         var door = DoorHarness(DoorHarness.setup(persons: 1))
         door.stay(0, seconds: 3)

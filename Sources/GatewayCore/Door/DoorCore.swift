@@ -120,12 +120,14 @@ public struct DoorCore: Sendable {
 
     /// The first report of a batch: the clock is followed and deadlines due by the
     /// reports' time fire first (a replay's time runs ahead of the loop's, and order
-    /// matters to presence).
-    public mutating func beginReports(at now: Instant, clock: WallClockReading) -> [DoorAction] {
+    /// matters to presence). `now` is when the batch's first report arrived, which may be
+    /// before the read that took it; `clockReadAt` is when `clock` was read (the read's
+    /// instant; `now` when not given), so a late read is not taken for a clock step.
+    public mutating func beginReports(at now: Instant, clock: WallClockReading, clockReadAt: Instant? = nil) -> [DoorAction] {
         inBatch = true
         matcher.refillResolutionBudget(at: now)
         var actions: [DoorAction] = []
-        followClock(clock, at: now, into: &actions)
+        followClock(clock, at: clockReadAt ?? now, into: &actions)
         advancePresence(to: now, into: &actions)
         return actions
     }
