@@ -10,8 +10,9 @@ import Journal
 import SecurityManager
 
 /// The loop behind standalone `beacon-gateway enroll`: the configured controller, its
-/// data path, and one `EnrolmentSession` whose actions become HCI commands, SMP PDUs and
-/// the installer's screen. Progress goes to standard error, the person to standard output.
+/// data path, the enrolment GATT database served on it, and one `EnrolmentSession` whose
+/// actions become HCI commands, SMP PDUs and the installer's screen. Progress goes to
+/// standard error, the person to standard output.
 final class EnrollSession {
     private let configuration: GatewayConfiguration
     private let personId: String
@@ -22,6 +23,7 @@ final class EnrollSession {
     private let loop = EventLoop()
     private var link: ControllerLink!
     private var dataPath: DataPathLink!
+    private var gattServer: GATTServerLink!
     private var enrolment: EnrolmentSession?
     private var family = CommandFamily.legacy
     private var outcome: EnrolmentOutcome?
@@ -56,6 +58,16 @@ final class EnrollSession {
         link = controller.link
         dataPath = DataPathLink(link: link)
         dataPath.attach()
+        do {
+            // What a phone reads before pairing: its refusal (encryption needed) is what
+            // makes the phone pair (docs/pairing.md).
+            gattServer = GATTServerLink(dataPath: dataPath, database: try .enrolment(
+                deviceName: configuration.gateway.id, gatewayId: configuration.gateway.id))
+        } catch {
+            printError("enroll: the enrolment GATT database: \(error)")
+            return false
+        }
+        gattServer.attach()
         link.onFatalError = { [unowned self] error in self.stop(failure: error.message) }
         link.stateChangeListeners.add { [unowned self] state in
             guard case .scanning(let info) = state else { return }

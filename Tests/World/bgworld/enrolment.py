@@ -18,7 +18,7 @@ import socket
 import threading
 
 from bumble.controller import Controller
-from bumble.core import PhysicalTransport
+from bumble.core import UUID, PhysicalTransport
 from bumble.device import AdvertisingType, Device, Peer
 from bumble.hci import Address, HCI_LE_Set_Random_Address_Command, OwnAddressType
 from bumble.link import LocalLink
@@ -31,6 +31,9 @@ PHONE_ADDRESS = "C4:55:66:77:88:99"
 # (a Device made without a configuration has an all-zero IRK: a phone without one).
 PHONE_IRK = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
 HEART_RATE = bytes([0x0D, 0x18])
+HEART_RATE_SERVICE = UUID.from_16_bits(0x180D)
+DEVICE_INFORMATION_SERVICE = UUID.from_16_bits(0x180A)
+MANUFACTURER_NAME = UUID.from_16_bits(0x2A29)
 
 
 class ComparingDelegate(PairingDelegate):
@@ -132,13 +135,47 @@ class EnrolmentWorld:
         `compares` a phone with a display and yes/no that accepts the six digits it
         shows (recorded in `shown_numbers`). Returns the connection; raises what Bumble
         raises when pairing fails."""
+        self._configure_pairing(secure_connections, compares)
+        connection = await self.connect(name, timeout)
+        await asyncio.wait_for(connection.pair(), timeout)
+        return connection
+
+    def _configure_pairing(self, secure_connections: bool, compares: bool) -> None:
         delegate = ComparingDelegate(self.shown_numbers) if compares else PairingDelegate()
         self.phone.pairing_config_factory = lambda _connection: PairingConfig(
             sc=secure_connections, mitm=compares, bonding=True, delegate=delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
-        connection = await self.connect(name, timeout)
+
+    async def manufacturer_name(self, connection, timeout: float = 10):
+        """The phone's GATT client discovering the gateway's services and their
+        characteristics as a phone's settings page does; the services found and the
+        Device Information Manufacturer Name characteristic."""
+        peer = Peer(connection)
+        services = await asyncio.wait_for(peer.discover_services(), timeout)
+        for service in services:
+            await asyncio.wait_for(peer.discover_characteristics(service=service), timeout)
+        found = [characteristic for service in services if service.uuid == DEVICE_INFORMATION_SERVICE
+                 for characteristic in service.characteristics if characteristic.uuid == MANUFACTURER_NAME]
+        assert len(found) == 1, f"one Manufacturer Name in Device Information, found {found}"
+        return [service.uuid for service in services], found[0]
+
+    async def read(self, characteristic, timeout: float = 10) -> bytes:
+        return await asyncio.wait_for(characteristic.read_value(), timeout)
+
+    async def pair_and_read(self, connection, characteristic, timeout: float = 30) -> bytes:
+        """What a phone does when a read is refused with Insufficient Authentication: it
+        pairs (LE Secure Connections, Just Works, bonding) and reads again as soon as
+        the link is encrypted: the read leaves from the Encryption Change itself, ahead
+        of the phone's keys (Bumble sends them only after the gateway's have come back
+        through the binary), because the gateway drops the link once the phone's keys
+        are in. The value read, once pairing is over too."""
+        self._configure_pairing(secure_connections=True, compares=False)
+        reads: list[asyncio.Future] = []
+        connection.on("connection_encryption_change",
+                      lambda *_: reads or reads.append(asyncio.ensure_future(self.read(characteristic, timeout))))
         await asyncio.wait_for(connection.pair(), timeout)
-        return connection
+        assert reads, "the link was encrypted"
+        return await reads[0]
 
     async def connect(self, name: str, timeout: float = 30):
         """Connects to the enrolment advertisement, as a phone does when it is tapped."""
