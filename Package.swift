@@ -106,7 +106,7 @@ let package = Package(
             dependencies: [
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
-                "BluetoothCrypto", "SecurityManager", "Enrolment",
+                "BluetoothCrypto", "SecurityManager", "Enrolment", "ProofTag",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"

@@ -176,15 +176,7 @@ final class EnrollSession {
 
     /// Advertising commands one after the other; a refusal ends the enrolment.
     private func submitInOrder(_ commands: [(HCIPacket, Opcode)]) {
-        guard let (packet, opcode) = commands.first else { return }
-        link.submit(packet: packet, opcode: opcode, recoverOnTimeout: false) { [unowned self] outcome, _ in
-            switch outcome {
-            case .completed(let status, _) where status == .success:
-                self.submitInOrder(Array(commands.dropFirst()))
-            default:
-                self.stop(failure: "the controller refused to advertise (opcode 0x\(String(opcode.rawValue, radix: 16)): \(outcome))")
-            }
-        }
+        link.submitInOrder(commands) { [unowned self] failure in self.stop(failure: failure) }
     }
 
     private func askToCompare(_ value: UInt32) {

@@ -102,6 +102,7 @@ class EnrolmentWorld:
 
     async def _setup(self) -> None:
         self.link = ConnectionAddressLink()
+        self._extra_transports = []
         self._transport = await open_transport(f"tcp-server:127.0.0.1:{self.port}")
         self.gateway_controller = ResettingController("gateway", host_source=self._transport.source,
                                              host_sink=self._transport.sink, link=self.link,
@@ -110,6 +111,19 @@ class EnrolmentWorld:
         self.phone = Device.with_hci("phone", Address(PHONE_ADDRESS), self.phone_controller, self.phone_controller)
         self.phone.irk = PHONE_IRK
         await self.phone.power_on()
+
+    def serve_controller(self, name: str, public_address: str) -> str:
+        """One more controller on the same link, served as H4 over TCP for a second
+        binary (a `beacon-gateway tag` beside the door); its transport."""
+        port = _free_port()
+
+        async def serve() -> None:
+            transport = await open_transport(f"tcp-server:127.0.0.1:{port}")
+            self._extra_transports.append(transport)
+            ResettingController(name, host_source=transport.source, host_sink=transport.sink, link=self.link,
+                                public_address=public_address)
+        self.call(serve())
+        return f"tcp:127.0.0.1:{port}"
 
     async def find_enrolment(self, name: str, timeout: float) -> Address:
         """Scans until the gateway's enrolment advertisement (its name and the Heart Rate
@@ -214,7 +228,8 @@ class EnrolmentWorld:
 
     def close(self) -> None:
         async def shut() -> None:
-            await self._transport.close()
+            for transport in [self._transport, *self._extra_transports]:
+                await transport.close()
         try:
             self.call(shut(), timeout=5)
         finally:
