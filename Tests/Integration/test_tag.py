@@ -4,6 +4,8 @@ on the same virtual link (bgworld/enrolment.py). The tag advertises connectable 
 static random address derived from its id, with the iBeacon frame the door's
 configuration names, serves the Presence Proof service and answers the door's challenge
 with K_tag derived from the site master key; a tag holding another key is found out.
+`beacon-gateway run` on the door's controller checks in a `require_proof` person whose
+tag it is only once proven, and suspects a spoof from a tag with another key.
 
 Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
 .build/debug/beacon-gateway."""
@@ -20,7 +22,7 @@ import pytest
 
 from bgworld.enrolment import EnrolmentWorld
 from conftest import wait_until
-from proofagent import write_config
+from proofagent import AgentRun, write_config
 
 TAG_ID = "tag-ref-1"
 IBEACON = {"uuid": "e2c56db5-dffb-48d2-b060-d0f5a71096e0", "major": 700, "minor": 1}
@@ -140,3 +142,43 @@ def test_usage_errors_exit_2(gateway_bin, arguments):
     result = subprocess.run([str(gateway_bin), "tag", "--id", TAG_ID, "--transport", "tcp:127.0.0.1:9", *arguments],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2, result.stdout + result.stderr
+
+
+@pytest.fixture
+def agent(tmp_path, gateway_bin):
+    runs = []
+    yield lambda config: runs.append(AgentRun(gateway_bin, config)) or runs[-1]
+    for run in runs:
+        run.stop()
+
+
+def test_the_door_agent_checks_in_a_person_who_requires_proof_once_the_tag_is_proven(gateway_bin, world, tmp_path, agent):
+    config = door_config(tmp_path, world)
+    tag = Tag(gateway_bin, world.serve_controller("tag", "D0:D1:D2:D3:D4:D8"),
+              "--master-key-file", str(tmp_path / "master.key"), "--ibeacon", ibeacon_argument())
+    try:
+        wait_until(tag.advertising, 30, "the tag to advertise")
+        run = agent(config)
+        proof = run.wait_for(rf"proof .*tag={TAG_ID}.*ok=true", 30)[0]
+        checkin = run.wait_for(rf"checkin .*person_id=person-{TAG_ID}", 15)[0]
+        assert run.lines.index(proof) < run.lines.index(checkin), "checked in only once proven"
+        assert "challenge answered" in tag.stderr()
+    finally:
+        tag.kill()
+
+
+def test_the_door_agent_suspects_a_spoof_from_a_tag_with_another_key(gateway_bin, world, tmp_path, agent):
+    config = door_config(tmp_path, world)
+    wrong = tmp_path / "wrong.key"
+    wrong.write_text("cd" * 32 + "\n")
+    os.chmod(wrong, 0o600)
+    tag = Tag(gateway_bin, world.serve_controller("tag", "D0:D1:D2:D3:D4:D9"),
+              "--key-file", str(wrong), "--ibeacon", ibeacon_argument())
+    try:
+        wait_until(tag.advertising, 30, "the tag to advertise")
+        run = agent(config)
+        run.wait_for(rf"spoof_suspected .*person_id=person-{TAG_ID}", 40)
+        assert not run.matching(rf"checkin .*person_id=person-{TAG_ID}")
+        assert not run.matching(rf"proof .*tag={TAG_ID}.*ok=true")
+    finally:
+        tag.kill()
