@@ -91,7 +91,10 @@ final class TagSession {
             printError("tag: a door connected (\(complete.peerAddress)), connection 0x\(String(complete.connectionHandle, radix: 16))")
         }
         dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
-            printError("tag: connection 0x\(String(handle, radix: 16)) ended (\(reason)); advertising again")
+            // After a controller reset the bring-up's end advertises again: one sequence
+            // of advertising commands at a time.
+            guard case .disconnected(let status) = reason else { return }
+            printError("tag: connection 0x\(String(handle, radix: 16)) ended (\(status)); advertising again")
             self.advertise()
         }
         let address = advertising.randomAddress.map(\.description) ?? "?"

@@ -1,6 +1,7 @@
 """A two-controller world for enrolment: a plain Bumble LocalLink with the gateway's
 controller served as H4 over TCP and a phone (a Bumble Device on its own controller)
-acting as the central that pairs. The world's own link (links.py) models tags as
+acting as the central that pairs; more controllers served the same way on the same link
+carry other binaries (`beacon-gateway tag` beside the door, test_tag.py). The world's own link (links.py) models tags as
 peripherals only; a phone connecting to the gateway needs Bumble's plain link, where
 LE encryption (LTK request, reply, Encryption Change) works as on a real controller,
 with one correction (`ConnectionAddressLink`): ACL carries the address the connection
