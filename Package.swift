@@ -21,7 +21,7 @@ import PackageDescription
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerLink, the connect,
-//                  data-path and proof drivers (used by `run` and the controller commands)
+//                  data-path, GATT server and proof drivers (used by `run` and the controller commands)
 //   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
@@ -106,7 +106,7 @@ let package = Package(
             dependencies: [
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
-                "BluetoothCrypto", "SecurityManager", "Enrolment",
+                "BluetoothCrypto", "SecurityManager", "Enrolment", "ProofTag",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"

@@ -17,7 +17,7 @@ struct BeaconGateway: ParsableCommand {
         version: version,
         subcommands: [
             RunCommand.self, ScanCommand.self, CheckConfigCommand.self, OutboxCommand.self, KeygenCommand.self,
-            CalibrateCommand.self, LEDsCommand.self, ProveCommand.self, EnrollCommand.self, StatusCommand.self,
+            CalibrateCommand.self, LEDsCommand.self, ProveCommand.self, EnrollCommand.self, TagCommand.self, StatusCommand.self,
         ]
     )
 

@@ -46,41 +46,17 @@ public struct EnrolmentAdvertisement: Hashable, Sendable {
         return bytes
     }
 
-    /// The commands, in order, that put it on air with `family`'s commands: legacy
-    /// parameters (ADV_IND) → data → scan response → enable; extended: set 0 with legacy
-    /// connectable scannable properties (ADV_IND) → data → scan response → enable.
+    /// The commands, in order, that put it on air with `family`'s commands, from the
+    /// controller's public address (the address the phone pairs with).
     public func startCommands(family: CommandFamily) -> [(HCIPacket, Opcode)] {
-        switch family {
-        case .legacy:
-            [(LESetAdvertisingParametersCommand(intervalMin: Self.intervalUnits, intervalMax: Self.intervalUnits,
-                                                type: .connectableUndirected).packet, .leSetAdvertisingParameters),
-             (LESetAdvertisingDataCommand(data: advertisingData).packet, .leSetAdvertisingData),
-             (LESetScanResponseDataCommand(data: scanResponseData).packet, .leSetScanResponseData),
-             (LESetAdvertisingEnableCommand(enable: true).packet, .leSetAdvertisingEnable)]
-        case .extended:
-            [(LESetExtendedAdvertisingParametersCommand(
-                handle: Self.advertisingHandle, properties: [.legacy, .connectable, .scannable],
-                intervalMin: UInt32(Self.intervalUnits), intervalMax: UInt32(Self.intervalUnits)).packet,
-              .leSetExtendedAdvertisingParameters),
-             (LESetExtendedAdvertisingDataCommand(handle: Self.advertisingHandle, data: advertisingData).packet,
-              .leSetExtendedAdvertisingData),
-             (LESetExtendedScanResponseDataCommand(handle: Self.advertisingHandle, data: scanResponseData).packet,
-              .leSetExtendedScanResponseData),
-             (LESetExtendedAdvertisingEnableCommand(enable: true, sets: [.init(handle: Self.advertisingHandle)]).packet,
-              .leSetExtendedAdvertisingEnable)]
-        }
+        ConnectableAdvertising(advertisingData: advertisingData, scanResponseData: scanResponseData,
+                               intervalUnits: Self.intervalUnits).startCommands(family: family)
     }
 
     /// Advertising off (the controller also stops it by itself when a central connects).
-    public static func stopCommand(family: CommandFamily) -> (HCIPacket, Opcode) {
-        switch family {
-        case .legacy: (LESetAdvertisingEnableCommand(enable: false).packet, .leSetAdvertisingEnable)
-        case .extended: (LESetExtendedAdvertisingEnableCommand(enable: false, sets: [.init(handle: advertisingHandle)]).packet,
-                         .leSetExtendedAdvertisingEnable)
-        }
-    }
-
     /// The standalone command has the controller to itself: set 0. (Beside the agent's
     /// door beacon, which also uses set 0, enrolment would take the beacon's place.)
-    static let advertisingHandle: UInt8 = 0
+    public static func stopCommand(family: CommandFamily) -> (HCIPacket, Opcode) {
+        ConnectableAdvertising.stopCommand(family: family)
+    }
 }

@@ -130,6 +130,20 @@ public struct LESetExtendedAdvertisingDataCommand: LEExtendedDataFragmentCommand
     public init() {}
 }
 
+/// Extended: LE Set Advertising Set Random Address, the random address one set advertises from.
+public struct LESetAdvertisingSetRandomAddressCommand: HCICommand, HCIFieldLayout {
+    public static let opcode = Opcode.leSetAdvertisingSetRandomAddress
+    public static let expectedResponse = HCIExpectedResponse.commandComplete(returnParametersLength: 1)
+    public static var fields: [HCIField<Self>] { [.field(\.handle), .field(\.address)] }
+    public var handle: UInt8 = 0
+    public var address = BluetoothAddress(rawValue: 0)
+    public init() {}
+    public init(handle: UInt8, address: BluetoothAddress) {
+        self.handle = handle
+        self.address = address
+    }
+}
+
 /// Extended: LE Set Extended Advertising Enable, for a list of advertising sets.
 public struct LESetExtendedAdvertisingEnableCommand: HCICommand, HCIFieldLayout {
     public static let opcode = Opcode.leSetExtendedAdvertisingEnable

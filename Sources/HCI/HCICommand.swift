@@ -83,7 +83,7 @@ extension Opcode {
              .leSetAdvertisingParameters, .leSetAdvertisingData, .leSetScanResponseData,
              .leSetAdvertisingEnable, .leSetScanParameters, .leSetScanEnable,
              .leCreateConnectionCancel, .leClearFilterAcceptList, .leAddDeviceToFilterAcceptList,
-             .leRemoveDeviceFromFilterAcceptList, .leSetExtendedAdvertisingData,
+             .leRemoveDeviceFromFilterAcceptList, .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingData,
              .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable,
              .leSetExtendedScanParameters, .leSetExtendedScanEnable:
             .commandComplete(returnParametersLength: 1)

@@ -58,6 +58,7 @@ public struct Opcode: RawRepresentable, Hashable, Sendable, CustomStringConverti
     public static let leLongTermKeyRequestReply = Opcode(ogf: 0x08, ocf: 0x001A)
     public static let leLongTermKeyRequestNegativeReply = Opcode(ogf: 0x08, ocf: 0x001B)
     public static let leReadSupportedStates = Opcode(ogf: 0x08, ocf: 0x001C)
+    public static let leSetAdvertisingSetRandomAddress = Opcode(ogf: 0x08, ocf: 0x0035)
     public static let leSetExtendedAdvertisingParameters = Opcode(ogf: 0x08, ocf: 0x0036)
     public static let leSetExtendedAdvertisingData = Opcode(ogf: 0x08, ocf: 0x0037)
     public static let leSetExtendedScanResponseData = Opcode(ogf: 0x08, ocf: 0x0038)
@@ -71,7 +72,7 @@ public struct Opcode: RawRepresentable, Hashable, Sendable, CustomStringConverti
     /// other way round), so the host picks one family after reset and keeps it.
     public var isExtendedFamily: Bool {
         switch self {
-        case .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+        case .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
              .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable,
              .leSetExtendedScanParameters, .leSetExtendedScanEnable, .leExtendedCreateConnection:
             true

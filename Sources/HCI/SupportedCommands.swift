@@ -77,6 +77,7 @@ public struct SupportedCommands: Hashable, Sendable {
     public static let leRemoveDeviceFromFilterAcceptList = Bit(octet: 27, bit: 1)
     public static let leConnectionUpdate = Bit(octet: 27, bit: 2)
     public static let leReadSupportedStates = Bit(octet: 28, bit: 3)
+    public static let leSetAdvertisingSetRandomAddress = Bit(octet: 36, bit: 1)
     public static let leSetExtendedAdvertisingParameters = Bit(octet: 36, bit: 2)
     public static let leSetExtendedAdvertisingData = Bit(octet: 36, bit: 3)
     public static let leSetExtendedScanResponseData = Bit(octet: 36, bit: 4)
@@ -114,6 +115,7 @@ public struct SupportedCommands: Hashable, Sendable {
         case .leRemoveDeviceFromFilterAcceptList: leRemoveDeviceFromFilterAcceptList
         case .leConnectionUpdate: leConnectionUpdate
         case .leReadSupportedStates: leReadSupportedStates
+        case .leSetAdvertisingSetRandomAddress: leSetAdvertisingSetRandomAddress
         case .leSetExtendedAdvertisingParameters: leSetExtendedAdvertisingParameters
         case .leSetExtendedAdvertisingData: leSetExtendedAdvertisingData
         case .leSetExtendedScanResponseData: leSetExtendedScanResponseData

@@ -20,8 +20,8 @@ public final class DataPathLink {
     /// the connection itself, SMP, LTK requests and encryption changes, for enrolment.
     /// ATT requests go to `attributeRequestHandler` instead.
     public let peripheralListeners = Listeners<(LEDataPath.Action, Instant)>()
-    /// Answers the ATT requests of a peripheral connection's central: the GATT server
-    /// plugs in here (`answerAttribute` sends its PDUs). Until it does, every request is
+    /// Answers the ATT requests of a peripheral connection's central: `GATTServerLink`
+    /// plugs in here (`answerAttribute` sends its PDUs). Without it, every request is
     /// answered Request Not Supported and commands are dropped.
     public var attributeRequestHandler: (UInt16, [UInt8], Instant) -> Void = { _, _, _ in }
 
@@ -36,7 +36,7 @@ public final class DataPathLink {
         self.link = link
         dataPath = LEDataPath(configuration: configuration)
         attributeRequestHandler = { [unowned self] handle, pdu, now in
-            // No GATT server yet: the one place a peripheral's ATT request is refused.
+            // No GATT server attached: the one place a peripheral's ATT request is refused.
             guard let answer = ATTErrorResponse.requestNotSupported(answering: pdu) else { return }
             self.answerAttribute(answer, on: handle, now: now)
         }

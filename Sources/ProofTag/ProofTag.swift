@@ -29,16 +29,21 @@ public struct ProofTag: Sendable {
 
     /// `name` is the GAP Device Name (the tag id, cut to GAP's limit).
     public init(name: String, key: TagKey, configuration: GATTServer.Configuration = .init()) throws(GATTDatabaseError) {
-        let database = try GATTDatabase(services: [
-            .genericAccess(deviceName: name, appearance: Self.appearance),
-            .genericAttribute(),
-            .presenceProof,
-        ])
+        let database = try Self.database(name: name)
         server = GATTServer(database: database, configuration: configuration)
         // The service above holds both characteristics.
         challengeHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofChallenge) ?? 0
         responseHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofResponse) ?? 0
         self.key = key
+    }
+
+    /// GAP (`name`, Generic Tag), GATT and the Presence Proof service.
+    public static func database(name: String) throws(GATTDatabaseError) -> GATTDatabase {
+        try GATTDatabase(services: [
+            .genericAccess(deviceName: name, appearance: appearance),
+            .genericAttribute(),
+            .presenceProof,
+        ])
     }
 
     public var nextDeadline: Instant? { server.nextDeadline }
@@ -66,6 +71,15 @@ public struct ProofTag: Sendable {
 
     /// Sets Response for a written challenge; the error that refuses it otherwise.
     private mutating func answer(_ value: [UInt8]) -> ATTErrorCode? {
+        let (refusal, response) = Self.answer(challenge: value, key: key)
+        // Response is this server's own variable value of exactly the answer's length.
+        try? server.setValue(response, at: responseHandle)
+        return refusal
+    }
+
+    /// What a written Challenge `value` makes of Response, and the error that refuses
+    /// the write (nil: accepted). For a tag that drives its own server (`beacon-gateway tag`).
+    public static func answer(challenge value: [UInt8], key: TagKey) -> (refusal: ATTErrorCode?, response: GATTStoredValue) {
         let refusal: ATTErrorCode? = if value.count != ProofProtocol.challengeLength {
             .invalidAttributeValueLength
         } else if value.first != ProofProtocol.version {
@@ -78,8 +92,6 @@ public struct ProofTag: Sendable {
         } else {
             .unavailable(.unlikelyError)
         }
-        // Response is this server's own variable value of exactly the answer's length.
-        try? server.setValue(response, at: responseHandle)
-        return refusal
+        return (refusal, response)
     }
 }

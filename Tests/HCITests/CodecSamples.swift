@@ -71,6 +71,7 @@ enum CodecSamples {
 
     /// Commands added after the golden bytes were captured.
     static let newerCommands: [(name: String, command: any HCICommand)] = [
+        ("leSetAdvertisingSetRandomAddress", LESetAdvertisingSetRandomAddressCommand(handle: 1, address: address)),
         ("leConnectionUpdate", LEConnectionUpdateCommand(connectionHandle: 0x0040, connection: connection)),
         ("leLongTermKeyRequestReply", LELongTermKeyRequestReplyCommand(
             connectionHandle: 0x0041, longTermKey: LongTermKeyOctets(leastSignificantFirst: Array(0x10 ..< 0x20))!)),

@@ -30,7 +30,8 @@ final class CodesTests: XCTestCase {
             .leSetScanResponseData, .leSetAdvertisingEnable, .leSetScanParameters, .leSetScanEnable,
             .leCreateConnection, .leCreateConnectionCancel, .leReadFilterAcceptListSize, .leClearFilterAcceptList,
             .leAddDeviceToFilterAcceptList, .leRemoveDeviceFromFilterAcceptList, .leConnectionUpdate,
-            .leReadSupportedStates, .leSetExtendedAdvertisingParameters, .leSetExtendedAdvertisingData,
+            .leReadSupportedStates, .leSetAdvertisingSetRandomAddress, .leSetExtendedAdvertisingParameters,
+            .leSetExtendedAdvertisingData,
             .leSetExtendedScanResponseData, .leSetExtendedAdvertisingEnable, .leSetExtendedScanParameters,
             .leSetExtendedScanEnable, .leExtendedCreateConnection,
         ]

@@ -27,7 +27,7 @@ from bumble.core import ProtocolError
 from bumble.hci import Address
 
 from agentprocess import AgentProcess
-from bgworld.enrolment import EnrolmentWorld
+from bgworld.enrolment import DEVICE_INFORMATION_SERVICE, HEART_RATE_SERVICE, EnrolmentWorld
 from conftest import wait_until
 
 GATEWAY_ID = "door-enrol"
@@ -171,16 +171,43 @@ def test_a_secure_connections_phone_is_enrolled_with_its_irk(gateway_bin, world,
         enroll.kill()
 
 
+def connect_and_be_refused(world):
+    """A phone connects to the window, its GATT client finds the enrolment services and
+    reads Device Information's Manufacturer Name unencrypted: Insufficient
+    Authentication (0x05), what makes a phone pair (docs/gatt-server.md). The connection
+    and the characteristic."""
+    connection = world.call(world.connect(GATEWAY_ID))
+    services, manufacturer = world.call(world.manufacturer_name(connection))
+    assert HEART_RATE_SERVICE in services and DEVICE_INFORMATION_SERVICE in services
+    with pytest.raises(att.ATT_Error) as refused:
+        world.call(world.read(manufacturer))
+    assert refused.value.error_code == att.ATT_INSUFFICIENT_AUTHENTICATION_ERROR == 0x05
+    return connection, manufacturer
+
+
+def test_a_refused_read_makes_the_phone_pair_and_the_read_succeeds_encrypted(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1014", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection, manufacturer = connect_and_be_refused(world)
+        # Encrypted by the pairing it started: the same read gives the value.
+        value = world.call(world.pair_and_read(connection, manufacturer), timeout=60)
+        assert value == b"beacon-gateway"
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.stderr()
+        result = json.loads(stdout)
+        assert result["person"]["tags"] == [{"id": "phone-u_1014", "irk": world.phone.irk[::-1].hex()}]
+    finally:
+        enroll.kill()
+
+
 def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world, config):
     enroll = Enrolment(gateway_bin, config, "--person", "u_1013", "--yes", "--json", "--seconds", "60")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
-        connection = world.call(world.connect(GATEWAY_ID))
-        # Its GATT client is answered at once. No GATT server is plugged in yet: the one
-        # place that answers says Request Not Supported (docs/pairing.md).
-        with pytest.raises(att.ATT_Error) as refused:
-            world.call(world.discover_services(connection))
-        assert refused.value.error_code == att.ATT_REQUEST_NOT_SUPPORTED_ERROR
+        # It leaves without pairing.
+        connection, _ = connect_and_be_refused(world)
         world.call(world.disconnect(connection))
         # The window is free again: the gateway advertises, and the next phone enrols.
         connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)

@@ -10,8 +10,9 @@ import Journal
 import SecurityManager
 
 /// The loop behind standalone `beacon-gateway enroll`: the configured controller, its
-/// data path, and one `EnrolmentSession` whose actions become HCI commands, SMP PDUs and
-/// the installer's screen. Progress goes to standard error, the person to standard output.
+/// data path, the enrolment GATT database served on it, and one `EnrolmentSession` whose
+/// actions become HCI commands, SMP PDUs and the installer's screen. Progress goes to
+/// standard error, the person to standard output.
 final class EnrollSession {
     private let configuration: GatewayConfiguration
     private let personId: String
@@ -22,6 +23,7 @@ final class EnrollSession {
     private let loop = EventLoop()
     private var link: ControllerLink!
     private var dataPath: DataPathLink!
+    private var gattServer: GATTServerLink!
     private var enrolment: EnrolmentSession?
     private var family = CommandFamily.legacy
     private var outcome: EnrolmentOutcome?
@@ -56,6 +58,16 @@ final class EnrollSession {
         link = controller.link
         dataPath = DataPathLink(link: link)
         dataPath.attach()
+        do {
+            // What a phone reads before pairing: its refusal (encryption needed) is what
+            // makes the phone pair (docs/pairing.md).
+            gattServer = GATTServerLink(dataPath: dataPath, database: try .enrolment(
+                deviceName: configuration.gateway.id, gatewayId: configuration.gateway.id))
+        } catch {
+            printError("enroll: the enrolment GATT database: \(error)")
+            return false
+        }
+        gattServer.attach()
         link.onFatalError = { [unowned self] error in self.stop(failure: error.message) }
         link.stateChangeListeners.add { [unowned self] state in
             guard case .scanning(let info) = state else { return }
@@ -164,15 +176,7 @@ final class EnrollSession {
 
     /// Advertising commands one after the other; a refusal ends the enrolment.
     private func submitInOrder(_ commands: [(HCIPacket, Opcode)]) {
-        guard let (packet, opcode) = commands.first else { return }
-        link.submit(packet: packet, opcode: opcode, recoverOnTimeout: false) { [unowned self] outcome, _ in
-            switch outcome {
-            case .completed(let status, _) where status == .success:
-                self.submitInOrder(Array(commands.dropFirst()))
-            default:
-                self.stop(failure: "the controller refused to advertise (opcode 0x\(String(opcode.rawValue, radix: 16)): \(outcome))")
-            }
-        }
+        link.submitInOrder(commands) { [unowned self] failure in self.stop(failure: failure) }
     }
 
     private func askToCompare(_ value: UInt32) {

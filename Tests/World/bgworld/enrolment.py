@@ -1,6 +1,7 @@
 """A two-controller world for enrolment: a plain Bumble LocalLink with the gateway's
 controller served as H4 over TCP and a phone (a Bumble Device on its own controller)
-acting as the central that pairs. The world's own link (links.py) models tags as
+acting as the central that pairs; more controllers served the same way on the same link
+carry other binaries (`beacon-gateway tag` beside the door, test_tag.py). The world's own link (links.py) models tags as
 peripherals only; a phone connecting to the gateway needs Bumble's plain link, where
 LE encryption (LTK request, reply, Encryption Change) works as on a real controller,
 with one correction (`ConnectionAddressLink`): ACL carries the address the connection
@@ -18,7 +19,7 @@ import socket
 import threading
 
 from bumble.controller import Controller
-from bumble.core import PhysicalTransport
+from bumble.core import UUID, PhysicalTransport
 from bumble.device import AdvertisingType, Device, Peer
 from bumble.hci import Address, HCI_LE_Set_Random_Address_Command, OwnAddressType
 from bumble.link import LocalLink
@@ -31,6 +32,9 @@ PHONE_ADDRESS = "C4:55:66:77:88:99"
 # (a Device made without a configuration has an all-zero IRK: a phone without one).
 PHONE_IRK = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
 HEART_RATE = bytes([0x0D, 0x18])
+HEART_RATE_SERVICE = UUID.from_16_bits(0x180D)
+DEVICE_INFORMATION_SERVICE = UUID.from_16_bits(0x180A)
+MANUFACTURER_NAME = UUID.from_16_bits(0x2A29)
 
 
 class ComparingDelegate(PairingDelegate):
@@ -99,6 +103,7 @@ class EnrolmentWorld:
 
     async def _setup(self) -> None:
         self.link = ConnectionAddressLink()
+        self._extra_transports = []
         self._transport = await open_transport(f"tcp-server:127.0.0.1:{self.port}")
         self.gateway_controller = ResettingController("gateway", host_source=self._transport.source,
                                              host_sink=self._transport.sink, link=self.link,
@@ -107,6 +112,19 @@ class EnrolmentWorld:
         self.phone = Device.with_hci("phone", Address(PHONE_ADDRESS), self.phone_controller, self.phone_controller)
         self.phone.irk = PHONE_IRK
         await self.phone.power_on()
+
+    def serve_controller(self, name: str, public_address: str) -> str:
+        """One more controller on the same link, served as H4 over TCP for a second
+        binary (a `beacon-gateway tag` beside the door); its transport."""
+        port = _free_port()
+
+        async def serve() -> None:
+            transport = await open_transport(f"tcp-server:127.0.0.1:{port}")
+            self._extra_transports.append(transport)
+            ResettingController(name, host_source=transport.source, host_sink=transport.sink, link=self.link,
+                                public_address=public_address)
+        self.call(serve())
+        return f"tcp:127.0.0.1:{port}"
 
     async def find_enrolment(self, name: str, timeout: float) -> Address:
         """Scans until the gateway's enrolment advertisement (its name and the Heart Rate
@@ -132,13 +150,47 @@ class EnrolmentWorld:
         `compares` a phone with a display and yes/no that accepts the six digits it
         shows (recorded in `shown_numbers`). Returns the connection; raises what Bumble
         raises when pairing fails."""
+        self._configure_pairing(secure_connections, compares)
+        connection = await self.connect(name, timeout)
+        await asyncio.wait_for(connection.pair(), timeout)
+        return connection
+
+    def _configure_pairing(self, secure_connections: bool, compares: bool) -> None:
         delegate = ComparingDelegate(self.shown_numbers) if compares else PairingDelegate()
         self.phone.pairing_config_factory = lambda _connection: PairingConfig(
             sc=secure_connections, mitm=compares, bonding=True, delegate=delegate,
             identity_address_type=PairingConfig.AddressType.RANDOM)
-        connection = await self.connect(name, timeout)
+
+    async def manufacturer_name(self, connection, timeout: float = 10):
+        """The phone's GATT client discovering the gateway's services and their
+        characteristics as a phone's settings page does; the services found and the
+        Device Information Manufacturer Name characteristic."""
+        peer = Peer(connection)
+        services = await asyncio.wait_for(peer.discover_services(), timeout)
+        for service in services:
+            await asyncio.wait_for(peer.discover_characteristics(service=service), timeout)
+        found = [characteristic for service in services if service.uuid == DEVICE_INFORMATION_SERVICE
+                 for characteristic in service.characteristics if characteristic.uuid == MANUFACTURER_NAME]
+        assert len(found) == 1, f"one Manufacturer Name in Device Information, found {found}"
+        return [service.uuid for service in services], found[0]
+
+    async def read(self, characteristic, timeout: float = 10) -> bytes:
+        return await asyncio.wait_for(characteristic.read_value(), timeout)
+
+    async def pair_and_read(self, connection, characteristic, timeout: float = 30) -> bytes:
+        """What a phone does when a read is refused with Insufficient Authentication: it
+        pairs (LE Secure Connections, Just Works, bonding) and reads again as soon as
+        the link is encrypted: the read leaves from the Encryption Change itself, ahead
+        of the phone's keys (Bumble sends them only after the gateway's have come back
+        through the binary), because the gateway drops the link once the phone's keys
+        are in. The value read, once pairing is over too."""
+        self._configure_pairing(secure_connections=True, compares=False)
+        reads: list[asyncio.Future] = []
+        connection.on("connection_encryption_change",
+                      lambda *_: reads or reads.append(asyncio.ensure_future(self.read(characteristic, timeout))))
         await asyncio.wait_for(connection.pair(), timeout)
-        return connection
+        assert reads, "the link was encrypted"
+        return await reads[0]
 
     async def connect(self, name: str, timeout: float = 30):
         """Connects to the enrolment advertisement, as a phone does when it is tapped."""
@@ -177,7 +229,8 @@ class EnrolmentWorld:
 
     def close(self) -> None:
         async def shut() -> None:
-            await self._transport.close()
+            for transport in [self._transport, *self._extra_transports]:
+                await transport.close()
         try:
             self.call(shut(), timeout=5)
         finally:

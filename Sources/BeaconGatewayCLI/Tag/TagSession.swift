@@ -1,0 +1,129 @@
+import EventLoop
+import GatewayCore
+import HCI
+import HCITransport
+import Host
+import HostDrivers
+import Journal
+import ProofTag
+
+/// The loop behind `beacon-gateway tag`: the controller, its data path, the Presence Proof
+/// database served on it through `GATTServerLink`, and connectable advertising put back
+/// on air whenever no door is connected. Progress goes to standard error, never a key.
+final class TagSession {
+    private let tagId: String
+    private let key: TagKey
+    private let advertising: ConnectableAdvertising
+    private let spec: TransportSpec
+    private let loop = EventLoop()
+    private var link: ControllerLink!
+    private var server: GATTServerLink!
+    private var family = CommandFamily.legacy
+    private var challengeHandle: UInt16 = 0
+    private var responseHandle: UInt16 = 0
+    private var fatal: String?
+
+    init(tagId: String, key: TagKey, iBeacon: TagIdentity?, transport: TransportSpec, intervalUnits: UInt16) {
+        self.tagId = tagId
+        self.key = key
+        spec = transport
+        advertising = ConnectableAdvertising(advertisingData: Self.advertisingData(tagId: tagId, iBeacon: iBeacon),
+                                             intervalUnits: intervalUnits, randomAddress: Self.staticAddress(tagId: tagId))
+    }
+
+    /// The static random address a tag advertises from: the first six bytes of
+    /// SHA-256("BGW-TAG-ADDRESS-v1" ‖ tag id) with the two top bits set (Core Vol 6 Part B
+    /// §1.3.2.1), so the same id always gives the address a door configuration names.
+    static func staticAddress(tagId: String) -> BluetoothAddress {
+        let digest = SHA256.hash(Array("BGW-TAG-ADDRESS-v1".utf8) + Array(tagId.utf8))
+        let raw = digest.prefix(6).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return BluetoothAddress(rawValue: raw | 0xC000_0000_0000)
+    }
+
+    /// Flags, then the iBeacon frame when given, else the tag id as the name (shortened to fit).
+    static func advertisingData(tagId: String, iBeacon: TagIdentity?) -> [UInt8] {
+        var data: [UInt8] = [0x02, 0x01, 0x06]
+        if case .iBeacon(let uuid, let major, let minor)? = iBeacon {
+            // Apple's frame: company 0x004C, type 0x02, length 0x15, then a measured power
+            // of -59 dBm at 1 m (a common beacon's figure; the door does not use it).
+            data += [0x1A, 0xFF, 0x4C, 0x00, 0x02, 0x15] + uuid
+            data += [UInt8(major >> 8), UInt8(major & 0xFF), UInt8(minor >> 8), UInt8(minor & 0xFF), 0xC5]
+        } else {
+            let name = Array(tagId.utf8.prefix(LESetAdvertisingDataCommand.maximumLength - data.count - 2))
+            data += [UInt8(name.count + 1), name.count == tagId.utf8.count ? 0x09 : 0x08] + name
+        }
+        return data
+    }
+
+    /// True unless the controller failed.
+    func run(limit: Duration?) -> Bool {
+        let controller: ControllerSession
+        let database: GATTDatabase
+        do {
+            controller = try ControllerSession(loop: loop, spec: spec, scan: ScanSettings(),
+                                               isPermanent: { error in ScanSession.isPermanent(error, replay: false) })
+            database = try ProofTag.database(name: tagId)
+        } catch {
+            printError("tag: \(error)")
+            return false
+        }
+        challengeHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofChallenge) ?? 0
+        responseHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofResponse) ?? 0
+        link = controller.link
+        let dataPath = DataPathLink(link: link)
+        dataPath.attach()
+        server = GATTServerLink(dataPath: dataPath, database: database)
+        server.attach()
+        server.writeHandler = { [unowned self] request, _ in self.challengeWritten(request) }
+        link.onFatalError = { [unowned self] error in
+            self.fatal = self.fatal ?? error.message
+            self.loop.stop()
+        }
+        link.stateChangeListeners.add { [unowned self] state in
+            guard case .scanning(let info) = state else { return }
+            self.family = info.commandFamily
+            // A tag does not scan: the radio is the advertising's and the door's link.
+            self.link.setScanningPaused(true)
+            self.advertise()
+        }
+        dataPath.peripheralListeners.add { action, _ in
+            guard case .peripheralConnected(let complete) = action else { return }
+            printError("tag: a door connected (\(complete.peerAddress)), connection 0x\(String(complete.connectionHandle, radix: 16))")
+        }
+        dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
+            // After a controller reset the bring-up's end advertises again: one sequence
+            // of advertising commands at a time.
+            guard case .disconnected(let status) = reason else { return }
+            printError("tag: connection 0x\(String(handle, radix: 16)) ended (\(status)); advertising again")
+            self.advertise()
+        }
+        let address = advertising.randomAddress.map(\.description) ?? "?"
+        printError("tag: \(tagId) advertising from \(address) (static random); a door names it with address = \"\(address)\"")
+        if let failure = controller.run(limit: limit, log: LogSink()) { fatal = fatal ?? failure }
+        if let fatal {
+            printError("tag: " + fatal)
+            return false
+        }
+        return true
+    }
+
+    /// A write to Challenge: answered per docs/proof-protocol.md before the Write Response.
+    private func challengeWritten(_ request: GATTServerLink.WriteRequest) -> ATTErrorCode? {
+        guard request.attribute == challengeHandle else { return .writeNotPermitted }
+        let (refusal, response) = ProofTag.answer(challenge: request.value, key: key)
+        try? server.setValue(response, at: responseHandle, on: request.connection)
+        if let refusal {
+            printError("tag: challenge refused on connection 0x\(String(request.connection, radix: 16)) (\(refusal))")
+        } else {
+            printError("tag: challenge answered on connection 0x\(String(request.connection, radix: 16))")
+        }
+        return refusal
+    }
+
+    private func advertise() {
+        link.submitInOrder(advertising.startCommands(family: family)) { [unowned self] failure in
+            self.fatal = self.fatal ?? failure
+            self.loop.stop()
+        }
+    }
+}
