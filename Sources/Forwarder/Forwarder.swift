@@ -145,7 +145,7 @@ public final class Forwarder {
                     continue
                 }
                 perform(machine.entriesRead(entries))
-            case var .send(request, entry):
+            case .send(var request, let entry):
                 request.caBundle = caBundle
                 do throws(ForwarderError) {
                     machine.started(transfer: try transfers.start(request), entry: entry)
