@@ -451,6 +451,10 @@ def test_a_real_prometheus_scrapes_the_agent(gateway_bin, world_factory, agents,
                 with urllib.request.urlopen(url, timeout=5) as answer:
                     return json.load(answer)
             except urllib.error.HTTPError as error:
+                # 503 "Service Unavailable" (plain text) until its storage is ready: not an
+                # answer yet, so the wait goes on (HTTPError is an OSError).
+                if error.code == 503:
+                    raise
                 return json.load(error)
 
         def query(expression: str):
