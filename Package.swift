@@ -97,7 +97,7 @@ let package = Package(
             name: "Agent",
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
-                "HostDrivers", "SystemCalls",
+                "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto",
             ],
             path: "Sources/Agent"
         ),

@@ -56,6 +56,13 @@ public final class DoorBeaconAdvertiser {
         perform(sequence.hostStateChanged(state))
     }
 
+    /// Off for an enrolment window, on again after (see `DoorBeaconSequence.setPaused`).
+    public func setPaused(_ paused: Bool) {
+        guard paused != sequence.isPaused else { return }
+        log.log(.info, paused ? "door beacon paused for the enrolment window" : "door beacon resumed after the enrolment window")
+        perform(sequence.setPaused(paused))
+    }
+
 
     private func perform(_ action: DoorBeaconSequence.Action?) {
         guard let action else { return }

@@ -20,13 +20,17 @@ public struct DoorBeaconSequence: Sendable {
     private enum State: Sendable {
         case idle
         case running(family: CommandFamily, steps: [(HCIPacket, Opcode)], next: Int, token: UInt64)
-        case advertising
+        case advertising(CommandFamily)
         case failed
     }
 
     public let beacon: DoorBeacon
     private var state: State = .idle
     private var lastToken: UInt64 = 0
+    /// Set while an enrolment window holds the advertising (`setPaused`).
+    public private(set) var isPaused = false
+    /// The controller as it last reached `.scanning`; nil while it is being reset.
+    private var scanningInfo: ControllerInfo?
 
     public init(beacon: DoorBeacon) {
         self.beacon = beacon
@@ -41,6 +45,12 @@ public struct DoorBeaconSequence: Sendable {
         guard case .scanning(let info) = state else {
             // Not scanning: the controller is being reset; whatever ran is gone.
             self.state = .idle
+            scanningInfo = nil
+            return nil
+        }
+        scanningInfo = info
+        guard !isPaused else {
+            self.state = .idle
             return nil
         }
         let steps = Self.commands(for: beacon, family: info.commandFamily)
@@ -54,7 +64,7 @@ public struct DoorBeaconSequence: Sendable {
         switch outcome {
         case .completed(let status, _) where status == .success:
             if index + 1 == steps.count {
-                state = .advertising
+                state = .advertising(family)
                 return .advertising(family)
             }
             return submit(family: family, steps: steps, index: index + 1)
@@ -72,6 +82,29 @@ public struct DoorBeaconSequence: Sendable {
             state = .failed
             return .failed(opcode, reason: "not sent: \(why)")
         }
+    }
+
+    /// Off while an enrolment window advertises from the same advertising set (SPEC §15:
+    /// the door beacon may pause for the window), on again after: a fresh run when the
+    /// controller is scanning. Pausing a beacon on air (or on its way) turns advertising
+    /// off; what the older run's commands answer is ignored from then on.
+    public mutating func setPaused(_ paused: Bool) -> Action? {
+        guard paused != isPaused else { return nil }
+        isPaused = paused
+        if paused {
+            let family: CommandFamily
+            switch state {
+            case .running(let running, _, _, _): family = running
+            case .advertising(let advertising): family = advertising
+            case .idle, .failed: return nil
+            }
+            state = .idle
+            lastToken &+= 1
+            let stop = ConnectableAdvertising.stopCommand(family: family)
+            return .submit(stop.0, stop.1, token: lastToken)
+        }
+        guard let info = scanningInfo else { return nil }
+        return hostStateChanged(.scanning(info))
     }
 
     private mutating func submit(family: CommandFamily, steps: [(HCIPacket, Opcode)], index: Int) -> Action? {

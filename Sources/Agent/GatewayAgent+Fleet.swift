@@ -217,6 +217,7 @@ extension GatewayAgent {
                 },
                 refusal: { _ in StatusRequest.refusal }
             )
+            fleet.statusServer?.takeOver = { [unowned self] head in self.enrolmentTakeOver(head) }
             log.log(.info, "status socket", ["path": path])
         } catch {
             log.log(.warning, "no status socket", ["path": path, "error": error.description])

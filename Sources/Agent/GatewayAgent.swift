@@ -90,6 +90,11 @@ public final class GatewayAgent {
     /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
     /// nil when no tag ever needs a connection.
     var proofs: ProofSupport?
+    /// The door beacon (`[advertise]`), paused while an enrolment window advertises.
+    var doorBeacon: DoorBeaconAdvertiser?
+    /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
+    /// the first request.
+    var enrolment: EnrolmentDriver?
     /// Counters and endpoints for the heartbeat, metrics and `status` (GatewayAgent+Fleet).
     lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: loop.wallMilliseconds)
 
@@ -177,7 +182,7 @@ public final class GatewayAgent {
         }
         // Listeners are told in the order they registered: on a state change the door
         // beacon, the data path and the connect scheduler act before the agent does.
-        DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
+        doorBeacon = DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         startProofs(link)
         link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
         scheduleStatus()
@@ -202,6 +207,7 @@ public final class GatewayAgent {
 
     /// Saves what must survive and gives the controller back.
     func finish() {
+        enrolment?.stop()
         link?.stop()
         forwarder?.stop()
         stopFleet()

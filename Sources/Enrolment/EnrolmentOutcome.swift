@@ -10,6 +10,8 @@ public enum EnrolmentOutcome: Hashable, Sendable {
     case failed(PairingFailure)
     /// The window ran out with nobody paired.
     case windowEnded
+    /// The window was closed before its end, for this reason (in words).
+    case ended(String)
 
     /// What the installer reads.
     public var message: String {
@@ -17,6 +19,7 @@ public enum EnrolmentOutcome: Hashable, Sendable {
         case .enrolled: "enrolled"
         case .pairedWithoutIdentity: "the phone paired but gave no identity key (no IRK received)"
         case .windowEnded: "the window ended without a phone pairing"
+        case .ended(let reason): reason
         case .failed(let failure): Self.words(failure)
         }
     }

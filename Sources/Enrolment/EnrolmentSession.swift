@@ -127,6 +127,13 @@ public struct EnrolmentSession: Sendable {
         return perform(actions, handle: handle, now: now)
     }
 
+    /// Ends the window before its time (the installer left, the controller was reset, the
+    /// agent stops): advertising off and the phone's link dropped, as at any end.
+    public mutating func end(_ reason: String, now: Instant) -> [EnrolmentAction] {
+        guard windowEnds != nil, !isFinished else { return [] }
+        return finish(.ended(reason))
+    }
+
     public mutating func timerFired(now: Instant) -> [EnrolmentAction] {
         guard let windowEnds, !isFinished else { return [] }
         if windowEnds <= now {

@@ -57,6 +57,23 @@ public final class LocalServer {
     public private(set) var timedOut = 0
     /// The port bound (useful with port 0); nil for a UNIX socket.
     public private(set) var boundPort: UInt16?
+    /// Who takes a client over for a longer exchange than one answer, and the longest
+    /// line it reads from the client.
+    public struct TakeOver {
+        public var maxLineBytes: Int
+        public var accept: (LocalStream) -> Void
+
+        public init(maxLineBytes: Int, accept: @escaping (LocalStream) -> Void) {
+            self.maxLineBytes = maxLineBytes
+            self.accept = accept
+        }
+    }
+
+    /// Claims a request for a longer exchange than one answer (the status socket's
+    /// enrolment): given the request head, who takes the client over as a `LocalStream`,
+    /// or nil to answer it as usual. The stream is no longer this server's client: it
+    /// counts against no limit here and `close()` leaves it open.
+    public var takeOver: ([UInt8]) -> TakeOver? = { _ in nil }
 
     static let readChunk = 4096
     /// Accepts per readable callback: a flood of connects cannot hold the loop.
@@ -141,6 +158,9 @@ public final class LocalServer {
         case .readMore:
             break
         case let .answer(head):
+            if let taker = takeOver(head) {
+                return taker.accept(handOver(client, maxLineBytes: taker.maxLineBytes))
+            }
             perform(client.machine.respond(answer(head)), client)
         case let .refuse(reason):
             perform(client.machine.respond(refusal(reason)), client)
@@ -177,6 +197,16 @@ public final class LocalServer {
                 return
             }
         }
+    }
+
+    /// The client as a stream of its own, out of this server's bookkeeping (its socket stays open).
+    private func handOver(_ client: Client, maxLineBytes: Int) -> LocalStream {
+        clients.removeValue(forKey: client.fd)
+        if let registration = client.registration { loop.unregister(registration) }
+        if let timer = client.timer { loop.cancel(timer) }
+        client.registration = nil
+        client.timer = nil
+        return LocalStream(loop: loop, fd: client.fd, maxLineBytes: maxLineBytes)
     }
 
     private func drop(_ client: Client) {

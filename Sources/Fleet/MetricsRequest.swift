@@ -51,11 +51,12 @@ public enum MetricsRequest {
     public static let tooLarge = errorResponse(status: 431, reason: "Request Header Fields Too Large")
 }
 
-/// The status socket's one request: a line `status json` or `status text`. Nothing it
-/// accepts changes anything.
+/// The status socket's one-answer request: a line `status json` or `status text`. Nothing
+/// it accepts changes anything. (Its other request, an enrolment, is `EnrolmentChannel`'s;
+/// the limit on a request line is that one's, the longer.)
 public enum StatusRequest {
     public static let limits = RequestConnection.Limits(
-        terminator: Array("\n".utf8), maxRequestBytes: 64, timeLimit: .seconds(5)
+        terminator: Array("\n".utf8), maxRequestBytes: EnrolmentChannel.maxRequestBytes, timeLimit: .seconds(5)
     )
 
     public enum Format: String, Hashable, Sendable {

@@ -21,7 +21,9 @@ public enum UnixSocketClient {
         try? connectOrThrow(path: path)
     }
 
-    static func connectOrThrow(path: String) throws(Failure) -> Int32 {
+    /// A connected, blocking socket to `path`, or why not (for exchanges longer than one
+    /// answer: `enroll` through the agent).
+    public static func connectOrThrow(path: String) throws(Failure) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)

@@ -57,6 +57,13 @@ public final class ConnectLink {
         perform(scheduler.unwant(tagIndex: tagIndex, now: now), now: now)
     }
 
+    /// Holds create-connection back (or lets it go again) for an enrolment window on a
+    /// controller that cannot advertise connectable while initiating.
+    public func setInitiationPaused(_ paused: Bool) {
+        let now = link.loop.now
+        perform(scheduler.setInitiationPaused(paused, now: now), now: now)
+    }
+
     // MARK: Inputs
 
     private func hostStateChanged(_ state: HostState) {

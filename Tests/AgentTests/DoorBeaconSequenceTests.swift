@@ -86,6 +86,47 @@ final class DoorBeaconSequenceTests: XCTestCase {
         XCTAssertFalse(sequence.isAdvertising)
         XCTAssertNotNil(submitted(sequence.hostStateChanged(scanning(.legacy))))
     }
+
+    func testAnEnrolmentWindowPausesTheBeaconOnAirAndResumesWithAFreshRun() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        var action = sequence.hostStateChanged(scanning(.extended))
+        while case .submit(_, _, let token)? = action { action = sequence.commandFinished(token: token, outcome: ok) }
+        XCTAssertTrue(sequence.isAdvertising)
+
+        let stop = try XCTUnwrap(submitted(sequence.setPaused(true)))
+        let command = try LESetExtendedAdvertisingEnableCommand(packet: stop.0)
+        XCTAssertFalse(command.enable)
+        XCTAssertEqual(command.sets.map(\.handle), [0], "the set the window takes")
+        XCTAssertNil(sequence.commandFinished(token: stop.2, outcome: ok), "the stop's answer starts nothing")
+        XCTAssertNil(sequence.setPaused(true), "pausing twice changes nothing")
+        XCTAssertFalse(sequence.isAdvertising)
+
+        let resumed = try XCTUnwrap(submitted(sequence.setPaused(false)))
+        XCTAssertEqual(resumed.1, .leSetExtendedAdvertisingParameters, "a fresh run from its first step")
+    }
+
+    func testPausingMidRunIgnoresTheRunsAnswersAndARecoveryWhilePausedStartsNothing() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        let first = try XCTUnwrap(submitted(sequence.hostStateChanged(scanning(.legacy))))
+        let stop = try XCTUnwrap(submitted(sequence.setPaused(true)))
+        XCTAssertEqual(stop.1, .leSetAdvertisingEnable)
+        XCTAssertFalse(try LESetAdvertisingEnableCommand(packet: stop.0).enable)
+        XCTAssertNil(sequence.commandFinished(token: first.2, outcome: ok), "the paused run goes no further")
+
+        XCTAssertNil(sequence.hostStateChanged(.recovering(reason: .controllerStalled, attempt: 1)))
+        XCTAssertNil(sequence.hostStateChanged(scanning(.legacy)), "still paused after a recovery")
+        XCTAssertEqual(try XCTUnwrap(submitted(sequence.setPaused(false))).1, .leSetAdvertisingParameters,
+                       "resumed on the controller as it came back")
+    }
+
+    func testResumingWhileTheControllerIsBeingResetWaitsForScanning() throws {
+        var sequence = DoorBeaconSequence(beacon: beacon())
+        _ = sequence.hostStateChanged(scanning(.legacy))
+        _ = sequence.setPaused(true)
+        XCTAssertNil(sequence.hostStateChanged(.recovering(reason: .controllerStalled, attempt: 1)))
+        XCTAssertNil(sequence.setPaused(false), "no controller to advertise on")
+        XCTAssertEqual(try XCTUnwrap(submitted(sequence.hostStateChanged(scanning(.legacy)))).1, .leSetAdvertisingParameters)
+    }
 }
 
 final class DoorBeaconConfigurationTests: XCTestCase {

@@ -40,6 +40,23 @@ final class EnrolmentSessionTests: XCTestCase {
                        "a phone after the window is sent away")
     }
 
+    func testAWindowEndedEarlyStopsWhatItStartedOnce() {
+        var advertising = session()
+        XCTAssertEqual(advertising.end("the agent is stopping", now: .zero), [], "nothing open yet")
+        _ = advertising.start(now: .zero)
+        XCTAssertEqual(advertising.end("the agent is stopping", now: seconds(1)),
+                       [.delegatePairing(false), .stopAdvertising, .finished(.ended("the agent is stopping"))])
+        XCTAssertEqual(advertising.end("again", now: seconds(2)), [], "ended once")
+        XCTAssertEqual(EnrolmentOutcome.ended("the agent is stopping").message, "the agent is stopping")
+
+        var connected = session()
+        _ = connected.start(now: .zero)
+        _ = connected.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        XCTAssertEqual(connected.end("the controller was reset during the window", now: seconds(2)),
+                       [.delegatePairing(false), .disconnect(phone), .finished(.ended("the controller was reset during the window"))])
+        XCTAssertNil(connected.nextDeadline)
+    }
+
     func testAConnectedPhoneIsAskedToPairAndALegacyOneRefused() {
         var enrolment = session()
         _ = enrolment.start(now: .zero)

@@ -57,6 +57,81 @@ final class LocalServerLoopTests: XCTestCase {
         XCTAssertEqual(server.turnedAway, 1)
     }
 
+    // MARK: A client taken over for a longer exchange
+
+    /// A server that hands clients whose request starts with "long" to a `LocalStream`.
+    private func takingServer(_ virtual: VirtualEventLoop, streams: @escaping (LocalStream) -> Void) throws -> LocalServer {
+        let server = try makeServer(virtual)
+        server.takeOver = { head in
+            guard head.starts(with: Array("long".utf8)) else { return nil }
+            return LocalServer.TakeOver(maxLineBytes: 8, accept: streams)
+        }
+        return server
+    }
+
+    func testATakenOverClientTalksInLinesBeyondTheTimeLimitAndReadsTheLastLineBeforeTheEnd() throws {
+        let virtual = VirtualEventLoop()
+        var stream: LocalStream?
+        var lines: [String] = []
+        let server = try takingServer(virtual) { taken in
+            stream = taken
+            taken.onLine = { lines.append(String(decoding: $0, as: UTF8.self)) }
+        }
+        let client = try connect(server)
+        defer { close(client) }
+        send(client, "long\r\n\r\n")
+        try virtual.runReady()
+        let taken = try XCTUnwrap(stream)
+        XCTAssertEqual(server.openConnections, 0, "no longer the server's client")
+        try virtual.advance(by: .seconds(30))
+        XCTAssertTrue(taken.isOpen, "the one-answer time limit is not the stream's")
+
+        taken.send(Array("compare 1\n".utf8))
+        XCTAssertEqual(receiveAvailable(client), "compare 1\n")
+        send(client, "yes\nn")
+        try virtual.runReady()
+        send(client, "o\n")
+        try virtual.runReady()
+        XCTAssertEqual(lines, ["yes\n", "no\n"], "whole lines, however they arrive")
+
+        taken.send(Array("enrolled\n".utf8))
+        taken.finish()
+        try virtual.runReady()
+        XCTAssertEqual(receiveAll(client), "enrolled\n", "the last line, then the end")
+        close(client)
+        try virtual.runReady()
+        server.close()
+    }
+
+    func testAnOverlongLineOrAHangUpEndsATakenOverClient() throws {
+        for hangsUp in [false, true] {
+            let virtual = VirtualEventLoop()
+            var stream: LocalStream?
+            var closed = 0
+            let server = try takingServer(virtual) { taken in
+                stream = taken
+                taken.onClosed = { closed += 1 }
+            }
+            let client = try connect(server)
+            send(client, "long\r\n\r\n")
+            try virtual.runReady()
+            if hangsUp {
+                close(client)
+            } else {
+                send(client, "123456789")
+            }
+            try virtual.runReady()
+            XCTAssertEqual(closed, 1, hangsUp ? "a hang-up" : "nine bytes without a line end, past the limit of eight")
+            XCTAssertEqual(stream?.isOpen, false)
+            stream?.send(Array("late\n".utf8))
+            if !hangsUp {
+                XCTAssertEqual(receiveAll(client), "", "nothing after the end")
+                close(client)
+            }
+            server.close()
+        }
+    }
+
     // MARK: A plain client
 
     private struct SocketFailure: Error { var errno: Int32 }
@@ -75,12 +150,23 @@ final class LocalServerLoopTests: XCTestCase {
             throw SocketFailure(errno: errno)
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        // Every send leaves at once: Nagle would hold a small one back until the server's
+        // delayed ACK, and a turn of the loop would find nothing to read.
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         return fd
     }
 
     private func send(_ fd: Int32, _ text: String) {
         let bytes = Array(text.utf8)
         XCTAssertEqual(bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }, bytes.count)
+    }
+
+    /// What the server has sent so far, without waiting for its end.
+    private func receiveAvailable(_ fd: Int32) -> String {
+        var buffer = [UInt8](repeating: 0, count: 1_024)
+        let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return String(decoding: buffer.prefix(max(0, count)), as: UTF8.self)
     }
 
     /// What the server sent, up to its end of file (nil if it has not ended).

@@ -44,7 +44,7 @@ final class RequestConnectionTests: XCTestCase {
 
     func testAHugeSingleReadIsRefusedEvenWithATerminatorPastTheLimit() {
         var machine = RequestConnection(limits: StatusRequest.limits, acceptedAt: start)
-        let big = Array(repeating: UInt8(ascii: "x"), count: 100) + bytes("\n")
+        let big = Array(repeating: UInt8(ascii: "x"), count: StatusRequest.limits.maxRequestBytes + 36) + bytes("\n")
         XCTAssertEqual(machine.received(big, at: start), .refuse(.tooLarge))
     }
 

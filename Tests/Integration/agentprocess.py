@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tempfile
@@ -10,10 +11,11 @@ from conftest import wait_until
 
 
 class AgentProcess:
-    def __init__(self, binary, config_path) -> None:
+    def __init__(self, binary, config_path, env: dict[str, str] | None = None) -> None:
         self._log = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen([str(binary), "run", "--config", str(config_path)],
-                                        stdout=subprocess.DEVNULL, stderr=self._log, text=True)
+                                        stdout=subprocess.DEVNULL, stderr=self._log, text=True,
+                                        env=None if env is None else {**os.environ, **env})
 
     def log(self) -> str:
         self._log.seek(0)

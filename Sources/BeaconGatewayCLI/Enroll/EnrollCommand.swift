@@ -1,17 +1,20 @@
 import ArgumentParser
 import Config
+import Fleet
 import Journal
 
 /// `beacon-gateway enroll --person ID`: pair once with a person's phone and print the
-/// person with the phone's IRK (SPEC §15, docs/cli.md). Standalone: opens the configured
-/// transport itself, as `prove` does. (Through a running agent's socket: not yet.)
+/// person with the phone's IRK (SPEC §15, docs/cli.md). With a running agent (its status
+/// socket answers) the agent opens the window and the door goes on; without one the
+/// command opens the configured transport itself, as `prove` does.
 struct EnrollCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "enroll",
         abstract: "Pair with a person's phone and print the person with the phone's identity key.",
         discussion: """
         Advertises connectable (name, Heart Rate service) for --seconds; the phone pairs from \
-        its Bluetooth settings. With a terminal and without --yes the six-digit value is shown \
+        its Bluetooth settings. With the service running, the agent does it (the door keeps \
+        scanning); otherwise the command opens the configured transport itself. With a terminal and without --yes the six-digit value is shown \
         to compare (Numeric Comparison); otherwise Just Works. Prints a [[person]] block, or \
         with --json one line. Exit 0 when a phone was enrolled, 1 when the window ended \
         without one or pairing failed, 2 on usage or configuration errors.
@@ -36,7 +39,7 @@ struct EnrollCommand: ParsableCommand {
     @Option(name: .long, help: "Configuration file.")
     var config: String = defaultConfigurationPath
 
-    @Option(name: .long, help: "The agent's local socket (not available yet: enrolment runs standalone).")
+    @Option(name: .long, help: "The agent's status socket (default: as for status). Given, the agent must answer there.")
     var socket: String?
 
     var tagId: String { tag ?? "phone-" + person }
@@ -48,16 +51,35 @@ struct EnrollCommand: ParsableCommand {
         guard Identifier.isValid(tagId) else {
             throw ValidationError("--tag must be 1 to 64 letters, digits or . _ - : @, got \"\(tagId)\"")
         }
-        guard (1 ... 3600).contains(seconds) else { throw ValidationError("--seconds must be 1…3600, got \(seconds)") }
-        guard socket == nil else {
-            throw ValidationError("--socket: enrolment through the running agent is not built yet; stop the service "
-                + "and enrol standalone (without --socket)")
-        }
+        guard EnrolmentChannel.secondsRange.contains(seconds) else { throw ValidationError("--seconds must be 1…3600, got \(seconds)") }
     }
 
     func run() throws {
-        let configuration = try loadConfiguration(path: config)
         let compares = !yes && isTerminal(0) && isTerminal(2)
+        let path = socket ?? StatusSocketPath.resolve()
+        do {
+            let fd = try UnixSocketClient.connectOrThrow(path: path)
+            let client = AgentEnrolmentClient(
+                socketFD: fd, request: .init(personId: person, tagId: tagId, seconds: seconds, comparesDigits: compares), json: json)
+            guard client.run() else { throw GatewayExitCode.runtimeFailure }
+            return
+        } catch let failure as UnixSocketClient.Failure {
+            switch failure {
+            case .notRunning where socket == nil:
+                break  // No agent: standalone, below.
+            case .notRunning:
+                printError("enroll: no running agent answers on \(path) (without --socket, enrol standalone)")
+                throw GatewayExitCode.runtimeFailure
+            case .permissionDenied:
+                printError("enroll: permission denied on \(path): enrolling through the agent needs the permission "
+                    + "status needs (run as the service's user, a member of its group, or root)")
+                throw GatewayExitCode.runtimeFailure
+            case let .failed(message):
+                printError("enroll: \(path): \(message)")
+                throw GatewayExitCode.runtimeFailure
+            }
+        }
+        let configuration = try loadConfiguration(path: config)
         let session = EnrollSession(configuration: configuration, personId: person, tagId: tagId,
                                     window: .seconds(Int64(seconds)), comparesDigits: compares, json: json)
         guard session.run() else { throw GatewayExitCode.runtimeFailure }

@@ -2,6 +2,7 @@ import BluetoothCrypto
 import Config
 import Enrolment
 import EventLoop
+import Fleet
 import Glibc
 import HCI
 import Host
@@ -110,8 +111,8 @@ final class EnrollSession {
             window: window, ioCapability: comparesDigits ? .displayYesNo : .noInputNoOutput, localIdentity: identity,
             advertisement: EnrolmentAdvertisement(name: configuration.gateway.id)))
         enrolment = session
-        printError("enroll: open for \(window.components.seconds) s: on the phone, open Bluetooth settings and pair with "
-            + "\"\(configuration.gateway.id)\" (\(comparesDigits ? "compare the six digits" : "Just Works"))")
+        printError("enroll: " + EnrolmentProgress.windowOpened(seconds: window.components.seconds, name: configuration.gateway.id,
+                                                              comparesDigits: comparesDigits))
         step { $0.start(now: self.loop.now) }
     }
 
@@ -150,7 +151,7 @@ final class EnrollSession {
         case .stopAdvertising:
             submitInOrder([EnrolmentAdvertisement.stopCommand(family: family)])
         case .connected(_, let peer):
-            printError("enroll: a phone connected (\(peer.address)); pairing")
+            printError("enroll: " + EnrolmentProgress.phoneConnected(peer.address.description))
         case .sendSecurityManager(let handle, let pdu):
             dataPath.sendSecurityManager(pdu, on: handle, now: loop.now)
         case .replyLongTermKey(let handle, let key):
@@ -180,8 +181,7 @@ final class EnrollSession {
     }
 
     private func askToCompare(_ value: UInt32) {
-        let digits = String(value)
-        printError("enroll: does the phone show " + String(repeating: "0", count: max(0, 6 - digits.count)) + digits + "? [y/N] ")
+        printError("enroll: " + EnrolmentProgress.compareQuestion(value))
         var line = [UInt8]()
         stdinRegistration = loop.register(fileDescriptor: 0) { [unowned self] in
             var byte: UInt8 = 0
@@ -209,33 +209,9 @@ final class EnrollSession {
             printError("enroll: " + outcome.message)
             return false
         }
-        let address = identity.address.description
-        let addressType = identity.isRandom ? "random" : "public"
-        let irk = identity.irk.map { Self.hex($0.revealed.mostSignificantFirst) }
-        // Nothing of the pairing but the person, the identity address, the method and the outcome.
-        printError("enroll: \(personId) enrolled: identity address \(address) (\(addressType)), \(method.rawValue)"
-            + (irk == nil ? ", no IRK (enrolled by its address)" : ""))
-        if json {
-            var tag = "{\"id\":" + JSONObjectWriter.quote(tagId)
-            tag += irk.map { ",\"irk\":" + JSONObjectWriter.quote($0) } ?? ",\"address\":" + JSONObjectWriter.quote(address)
-            tag += "}"
-            print("{\"person\":{\"id\":" + JSONObjectWriter.quote(personId) + ",\"tags\":[" + tag + "]},\"identityAddress\":"
-                + JSONObjectWriter.quote(address) + ",\"identityAddressType\":" + JSONObjectWriter.quote(addressType)
-                + ",\"pairing\":" + JSONObjectWriter.quote(method.rawValue) + "}")
-        } else {
-            if irk != nil {
-                print("# The IRK below lets anyone who holds it follow this phone: keep it as secret as a key file.")
-            }
-            print("[[person]]")
-            print("id = \"\(personId)\"")
-            print("[[person.tag]]")
-            print("id = \"\(tagId)\"")
-            print(irk.map { "irk = \"\($0)\"" } ?? "address = \"\(address)\"")
-        }
+        EnrolledPersonOutput.print(EnrolmentChannel.Enrolled(
+            pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
+            irk: identity.irk.map { EnrolledPersonOutput.hex($0.revealed.mostSignificantFirst) }), personId: personId, tagId: tagId, json: json)
         return true
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

@@ -28,6 +28,9 @@ from bumble.transport import open_transport
 
 GATEWAY_ADDRESS = "F0:F1:F2:F3:F4:F5"
 PHONE_ADDRESS = "C4:55:66:77:88:99"
+# Another person's badge at the door while a phone enrols: a static random address.
+BADGE_ADDRESS = "C1:22:33:44:55:66"
+BADGE_CONTROLLER_ADDRESS = "C6:22:33:44:55:66"
 # The phone's identity resolving key, least significant octet first as Bumble keeps it
 # (a Device made without a configuration has an all-zero IRK: a phone without one).
 PHONE_IRK = bytes.fromhex("0f1e2d3c4b5a69788796a5b4c3d2e1f0")
@@ -79,6 +82,15 @@ class ConnectionAddressLink(LocalLink):
         super().send_acl_data(sender_controller, destination_address, transport, data)
 
 
+async def _advertise_from(device: Device, address: Address) -> None:
+    """Non-connectable advertising every 100 ms from `address` (a random one)."""
+    device.random_address = address
+    await device.send_command(HCI_LE_Set_Random_Address_Command(random_address=address))
+    await device.start_advertising(advertising_type=AdvertisingType.UNDIRECTED, own_address_type=OwnAddressType.RANDOM,
+                                   advertising_data=bytes([0x02, 0x01, 0x06]),
+                                   advertising_interval_min=100, advertising_interval_max=100)
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -112,6 +124,9 @@ class EnrolmentWorld:
         self.phone = Device.with_hci("phone", Address(PHONE_ADDRESS), self.phone_controller, self.phone_controller)
         self.phone.irk = PHONE_IRK
         await self.phone.power_on()
+        self.badge_controller = Controller("badge", link=self.link, public_address=BADGE_CONTROLLER_ADDRESS)
+        self.badge = Device.with_hci("badge", Address(BADGE_CONTROLLER_ADDRESS), self.badge_controller, self.badge_controller)
+        await self.badge.power_on()
 
     def serve_controller(self, name: str, public_address: str) -> str:
         """One more controller on the same link, served as H4 over TCP for a second
@@ -216,16 +231,19 @@ class EnrolmentWorld:
         private address made with its IRK, as phones rotate them; the address."""
         rpa = Address.generate_private_address(self.phone.irk)
         await self.phone.stop_advertising()
-        self.phone.random_address = rpa
-        await self.phone.send_command(HCI_LE_Set_Random_Address_Command(random_address=rpa))
-        await self.phone.start_advertising(advertising_type=AdvertisingType.UNDIRECTED,
-                                           own_address_type=OwnAddressType.RANDOM,
-                                           advertising_data=bytes([0x02, 0x01, 0x06]),
-                                           advertising_interval_min=100, advertising_interval_max=100)
+        await _advertise_from(self.phone, rpa)
         return rpa
 
     async def stop_advertising(self) -> None:
         await self.phone.stop_advertising()
+
+    async def badge_arrives(self) -> None:
+        """Another person's badge starts advertising (non-connectable, every 100 ms) from
+        its static random address, as a badge carried to the door."""
+        await _advertise_from(self.badge, Address(BADGE_ADDRESS))
+
+    async def badge_leaves(self) -> None:
+        await self.badge.stop_advertising()
 
     def close(self) -> None:
         async def shut() -> None:

@@ -1,0 +1,225 @@
+import BluetoothCrypto
+import Enrolment
+import EventLoop
+import Fleet
+import HCI
+import Host
+import HostDrivers
+import Journal
+import SecurityManager
+
+/// Enrolment inside the running agent (SPEC §15; docs/cli.md, `enroll`): a window asked for
+/// on the status socket. It advertises connectable beside the door's scanning, serves the
+/// enrolment GATT database on the agent's data path, runs one `EnrolmentSession` (the
+/// decisions) and tells the installer's command every step over the socket. The door
+/// goes on scanning, deciding and delivering; only the door beacon, whose advertising set
+/// the window takes, pauses, and persistent-connect initiation where the controller
+/// cannot advertise connectable while initiating. One window at a time.
+final class EnrolmentDriver {
+    struct Window {
+        var session: EnrolmentSession
+        let request: EnrolmentChannel.Request
+        let stream: LocalStream
+        let family: CommandFamily
+        /// Persistent-connect initiation was paused for this window.
+        let pausedInitiation: Bool
+    }
+
+    private let link: ControllerLink
+    private let dataPath: DataPathLink
+    private let gattServer: GATTServerLink
+    private let doorBeacon: DoorBeaconAdvertiser?
+    private let connect: ConnectLink?
+    private let activeScanning: Bool
+    private let gatewayId: String
+    private let log: LogSink
+    private var window: Window?
+    private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
+        self.step { $0.timerFired(now: self.link.loop.now) }
+    }
+
+    /// The data path must be attached to the link already; `connect`, when the door makes
+    /// connections, is the scheduler to pause on controllers that need it.
+    init(link: ControllerLink, dataPath: DataPathLink, doorBeacon: DoorBeaconAdvertiser?, connect: ConnectLink?,
+         activeScanning: Bool, gatewayId: String, log: LogSink) throws(GATTDatabaseError) {
+        self.link = link
+        self.dataPath = dataPath
+        self.doorBeacon = doorBeacon
+        self.connect = connect
+        self.activeScanning = activeScanning
+        self.gatewayId = gatewayId
+        self.log = log
+        // What a phone reads before pairing: its refusal (encryption needed) is what makes
+        // the phone pair (docs/pairing.md).
+        gattServer = GATTServerLink(dataPath: dataPath, database: try .enrolment(deviceName: gatewayId, gatewayId: gatewayId))
+        gattServer.attach()
+        dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
+        dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in
+            self.step { $0.connectionClosed(handle: handle, now: now) }
+        }
+        link.stateChangeListeners.add { [unowned self] state in
+            guard case .recovering = state else { return }
+            // A reset ends the advertising and the phone's link with it.
+            self.end("the controller was reset during the window")
+        }
+    }
+
+    var isOpen: Bool { window != nil }
+
+    /// Opens a window for `request`, or tells the command why not and closes its stream.
+    func open(_ request: EnrolmentChannel.Request, stream: LocalStream) {
+        guard window == nil else {
+            return refuse(stream, "an enrolment window is already open on this door; try again when it has ended")
+        }
+        guard let info = link.host.controllerInfo, link.host.isControllerAnswering else {
+            return refuse(stream, "the door's controller is not up (see beacon-gateway status); try again when it scans")
+        }
+        guard info.address.rawValue != 0 else {
+            return refuse(stream, "the controller has no public address to pair from")
+        }
+        guard info.supportedStates.canAdvertiseConnectableWhileScanning(active: activeScanning) else {
+            return refuse(stream, "this controller cannot advertise connectable while it scans (LE Supported States): "
+                + "stop the service and enrol standalone (docs/cli.md)")
+        }
+        let pausesInitiation = connect != nil && !info.supportedStates.canAdvertiseConnectableWhileInitiating
+        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
+                                                      address: AddressWithType(info.address, isRandom: false))
+        let seconds = Int64(request.seconds)
+        window = Window(
+            session: EnrolmentSession(configuration: .init(
+                window: .seconds(seconds), ioCapability: request.comparesDigits ? .displayYesNo : .noInputNoOutput,
+                localIdentity: identity, advertisement: EnrolmentAdvertisement(name: gatewayId))),
+            request: request, stream: stream, family: info.commandFamily, pausedInitiation: pausesInitiation)
+        stream.onLine = { [unowned self] line in self.answered(line) }
+        stream.onClosed = { [unowned self] in self.end("the enroll command left before the window ended") }
+        log.log(.notice, "enrolment window open", [
+            "person": request.personId, "seconds": "\(seconds)",
+            "pairing": request.comparesDigits ? PairingMethod.numericComparison.rawValue : PairingMethod.justWorks.rawValue,
+        ])
+        // The window takes the beacon's advertising set; its stop goes out before the
+        // window's advertising (the controller's commands run in order).
+        doorBeacon?.setPaused(true)
+        if pausesInitiation { connect?.setInitiationPaused(true) }
+        tell(.progress(EnrolmentProgress.windowOpened(seconds: seconds, name: gatewayId, comparesDigits: request.comparesDigits)))
+        tell(.progress("the door keeps scanning and deciding during the window"
+            + (doorBeacon == nil ? "" : "; its beacon pauses") + (pausesInitiation ? "; persistent connects pause" : "")))
+        step { $0.start(now: self.link.loop.now) }
+    }
+
+    /// The agent stops: a window still open ends and its command is told.
+    func stop() {
+        end("the agent is stopping")
+    }
+
+    // MARK: Inputs
+
+    private func peripheral(_ action: LEDataPath.Action, now: Instant) {
+        switch action {
+        case .peripheralConnected(let complete):
+            guard window != nil else {
+                // A central that connected as a window ended: nothing of ours serves it.
+                return dataPath.disconnect(complete.connectionHandle)
+            }
+            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
+            step { $0.peripheralConnected(complete, local: local, now: now) }
+        case .securityManager(let handle, let pdu):
+            step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
+        case .longTermKeyRequested(let request):
+            guard window != nil else {
+                return link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: request.connectionHandle),
+                                   recoverOnTimeout: false) { _, _ in }
+            }
+            step { $0.longTermKeyRequested(request, now: now) }
+        case .encryptionChanged(let handle, let status, let enabled):
+            step { $0.encryptionChanged(handle: handle, status: status, enabled: enabled, now: now) }
+        default:
+            break
+        }
+    }
+
+    private func answered(_ line: [UInt8]) {
+        guard let matches = EnrolmentChannel.answer(line) else {
+            return end("the enroll command sent something other than yes or no")
+        }
+        step { $0.numericComparisonAnswered(matches: matches, now: self.link.loop.now) }
+    }
+
+    private func end(_ reason: String) {
+        step { $0.end(reason, now: self.link.loop.now) }
+    }
+
+    private func step(_ input: (inout EnrolmentSession) -> [EnrolmentAction]) {
+        guard var current = window else { return }
+        let actions = input(&current.session)
+        window = current
+        for action in actions { perform(action) }
+        timer.arm(at: window?.session.nextDeadline)
+    }
+
+    // MARK: Actions
+
+    private func perform(_ action: EnrolmentAction) {
+        guard let current = window else { return }
+        switch action {
+        case .delegatePairing(let delegates):
+            dataPath.setDelegatesPeripheralPairing(delegates)
+        case .startAdvertising(let advertisement):
+            link.submitInOrder(advertisement.startCommands(family: current.family)) { [unowned self] failure in
+                self.end(failure)
+            }
+        case .stopAdvertising:
+            link.submitInOrder([EnrolmentAdvertisement.stopCommand(family: current.family)]) { _ in }
+        case .connected(_, let peer):
+            tell(.progress(EnrolmentProgress.phoneConnected(peer.address.description)))
+        case .sendSecurityManager(let handle, let pdu):
+            dataPath.sendSecurityManager(pdu, on: handle, now: link.loop.now)
+        case .replyLongTermKey(let handle, let key):
+            link.submit(LELongTermKeyRequestReplyCommand(connectionHandle: handle, longTermKey: key), recoverOnTimeout: false) { _, _ in }
+        case .rejectLongTermKeyRequest(let handle):
+            link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
+        case .compareNumericValue(let value):
+            tell(.compare(value))
+        case .disconnect(let handle):
+            dataPath.disconnect(handle)
+        case .finished(let outcome):
+            finished(outcome, current)
+        }
+    }
+
+    /// The window is over: the command gets the outcome, the door its beacon and its
+    /// connects back.
+    private func finished(_ outcome: EnrolmentOutcome, _ current: Window) {
+        window = nil
+        let personId = current.request.personId
+        // Nothing of the pairing but the person, the identity address, the method and the outcome.
+        if case .enrolled(let method, let identity) = outcome {
+            log.log(.notice, "phone enrolled", [
+                "person": personId, "identity_address": identity.address.description, "pairing": method.rawValue,
+                "irk": identity.irk == nil ? "none" : "received",
+            ])
+            current.stream.send(EnrolmentChannel.line(.enrolled(EnrolmentChannel.Enrolled(
+                pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
+                irk: identity.irk.map { Self.hex($0.revealed.mostSignificantFirst) }))))
+        } else {
+            log.log(.notice, "enrolment window ended", ["person": personId, "outcome": outcome.message])
+            current.stream.send(EnrolmentChannel.line(.failed(outcome.message)))
+        }
+        current.stream.finish()
+        doorBeacon?.setPaused(false)
+        if current.pausedInitiation { connect?.setInitiationPaused(false) }
+    }
+
+    private func tell(_ message: EnrolmentChannel.Message) {
+        window?.stream.send(EnrolmentChannel.line(message))
+    }
+
+    private func refuse(_ stream: LocalStream, _ reason: String) {
+        log.log(.warning, "enrolment refused", ["reason": reason])
+        stream.send(EnrolmentChannel.line(.failed(reason)))
+        stream.finish()
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

@@ -1,0 +1,54 @@
+import Config
+import Fleet
+import HostDrivers
+
+/// Enrolment asked for on the status socket (SPEC §15): the request is checked here, the
+/// window is `EnrolmentDriver`'s, built at the first request on the link the door runs on.
+extension GatewayAgent {
+    /// The status socket's claim on an enrolment request (see `LocalServer.takeOver`).
+    func enrolmentTakeOver(_ head: [UInt8]) -> LocalServer.TakeOver? {
+        guard EnrolmentChannel.isRequest(head: head) else { return nil }
+        return LocalServer.TakeOver(maxLineBytes: EnrolmentChannel.maxAnswerBytes) { [unowned self] stream in
+            self.openEnrolment(head, stream: stream)
+        }
+    }
+
+    private func openEnrolment(_ head: [UInt8], stream: LocalStream) {
+        guard let request = EnrolmentChannel.request(head: head),
+              Identifier.isValid(request.personId), Identifier.isValid(request.tagId) else {
+            return refuseEnrolment(stream, "a malformed enrolment request (person and tag ids: 1 to 64 letters, digits or . _ - : @)")
+        }
+        guard let driver = enrolmentDriver() else {
+            return refuseEnrolment(stream, "enrolment is not available on this door (see the journal)")
+        }
+        driver.open(request, stream: stream)
+    }
+
+    private func refuseEnrolment(_ stream: LocalStream, _ reason: String) {
+        log.log(.warning, "enrolment refused", ["reason": reason])
+        stream.send(EnrolmentChannel.line(.failed(reason)))
+        stream.finish()
+    }
+
+    /// The driver, built once: on the proofs' data path when the door makes connections
+    /// (one data path per controller), else on one of its own.
+    private func enrolmentDriver() -> EnrolmentDriver? {
+        if let enrolment { return enrolment }
+        guard let link else { return nil }
+        let dataPath: DataPathLink
+        if let proofs {
+            dataPath = proofs.dataPath
+        } else {
+            dataPath = DataPathLink(link: link)
+            dataPath.attach()
+        }
+        do {
+            enrolment = try EnrolmentDriver(link: link, dataPath: dataPath, doorBeacon: doorBeacon, connect: proofs?.connect,
+                                            activeScanning: configuration.bluetooth.scan == .active,
+                                            gatewayId: configuration.gateway.id, log: log)
+        } catch {
+            log.log(.error, "cannot serve the enrolment GATT database", ["error": "\(error)"])
+        }
+        return enrolment
+    }
+}
