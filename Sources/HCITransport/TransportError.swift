@@ -54,7 +54,7 @@ public enum TransportError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noSuchAdapter(let index):
             "no adapter hci\(index); `ls /sys/class/bluetooth` shows the ones present"
         case .adapterManagedByKernel(let index):
-            "hci\(index) is up and managed by bluetoothd (EBUSY): stop it (`systemctl disable --now bluetooth`; "
+            "hci\(index) is up and managed by bluetoothd (EBUSY): stop it (`sudo systemctl disable --now bluetooth`; "
                 + "bluetoothd cannot be told to leave one adapter alone); the gateway keeps trying meanwhile"
         case .userChannelTaken(let index):
             "another program holds the user channel of hci\(index) (EUSERS; is a second beacon-gateway running?): stop it"
