@@ -143,7 +143,8 @@ let package = Package(
         .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
         .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
-        .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers"], path: "Tests/HostDriversTests"),
-        .testTarget(name: "AgentTests", dependencies: ["Agent"], path: "Tests/AgentTests"),
+        .target(name: "ControllerFixtures", dependencies: ["HCI", "HCITransport"], path: "Tests/ControllerFixtures"),
+        .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "ControllerFixtures"], path: "Tests/HostDriversTests"),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "ControllerFixtures"], path: "Tests/AgentTests"),
     ]
 )

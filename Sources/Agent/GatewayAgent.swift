@@ -27,12 +27,17 @@ public final class GatewayAgent {
         public var configuration: GatewayConfiguration
         public var appVersion: String
         public var capturePath: String?
+        /// The controller's transport, made by the caller instead of from the configured
+        /// spec: a test's controller in memory, so the whole agent runs on a virtual loop.
+        public var transport: (any HCITransport)?
 
-        public init(configurationPath: String, configuration: GatewayConfiguration, appVersion: String, capturePath: String? = nil) {
+        public init(configurationPath: String, configuration: GatewayConfiguration, appVersion: String, capturePath: String? = nil,
+                    transport: (any HCITransport)? = nil) {
             self.configurationPath = configurationPath
             self.configuration = configuration
             self.appVersion = appVersion
             self.capturePath = capturePath
+            self.transport = transport
         }
     }
 
@@ -137,13 +142,17 @@ public final class GatewayAgent {
         let spec = configuration.bluetooth.transport
         let isReplay = self.isReplay
         let link: ControllerLink
-        do {
-            link = try ControllerSession(
-                loop: loop, spec: spec, capturePath: options.capturePath, scan: configuration.bluetooth.scanSettings(),
-                isPermanent: { error in GatewayAgent.isPermanent(error, replay: isReplay) }
-            ).link
-        } catch {
-            return .failed(error.message)
+        let isPermanent = { (error: TransportError) in GatewayAgent.isPermanent(error, replay: isReplay) }
+        if let transport = options.transport {
+            link = ControllerSession(loop: loop, spec: spec, transport: transport, scan: configuration.bluetooth.scanSettings(),
+                                     isPermanent: isPermanent).link
+        } else {
+            do {
+                link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath,
+                                             scan: configuration.bluetooth.scanSettings(), isPermanent: isPermanent).link
+            } catch {
+                return .failed(error.message)
+            }
         }
         // Reports wait up to a second (at 3,000 a second and more, the busier the door, the
         // shorter; half a second on a serial line, whose kernel buffer is small): little to

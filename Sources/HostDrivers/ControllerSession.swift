@@ -20,11 +20,19 @@ public final class ControllerSession {
     /// - Parameters:
     ///   - capturePath: `--capture FILE`: every packet both ways is written there.
     ///   - isPermanent: transport errors not worth reopening for; the link gives up on them.
-    public init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
-                isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
+    public convenience init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
+                            isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
+        self.init(loop: loop, spec: spec, transport: try makeTransport(spec, capturePath: capturePath), scan: scan,
+                  isPermanent: isPermanent)
+    }
+
+    /// On a transport made elsewhere (a test's controller in memory); `spec` is what the
+    /// logs and the read gathering go by.
+    public init(loop: EventLoop, spec: TransportSpec, transport: any HCITransport, scan: ScanSettings,
+                isPermanent: @escaping (TransportError) -> Bool) {
         self.loop = loop
         self.spec = spec
-        transport = try makeTransport(spec, capturePath: capturePath)
+        self.transport = transport
         link = ControllerLink(loop: loop, transport: transport, configuration: HostConfiguration(scan: scan),
                               isPermanent: isPermanent)
     }
