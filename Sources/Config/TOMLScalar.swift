@@ -17,15 +17,13 @@ enum TOMLScalar {
         }
     }
 
+    private static let words: [(String, ConfigValue)] = [
+        ("true", .boolean(true)), ("false", .boolean(false)), ("inf", .float(.infinity)), ("+inf", .float(.infinity)),
+        ("-inf", .float(-.infinity)), ("nan", .float(.nan)), ("+nan", .float(.nan)), ("-nan", .float(.nan)),
+    ]
+
     static func value(_ token: [UInt8]) throws(Problem) -> ConfigValue {
-        switch token {
-        case Array("true".utf8): return .boolean(true)
-        case Array("false".utf8): return .boolean(false)
-        case Array("inf".utf8), Array("+inf".utf8): return .float(.infinity)
-        case Array("-inf".utf8): return .float(-.infinity)
-        case Array("nan".utf8), Array("+nan".utf8), Array("-nan".utf8): return .float(.nan)
-        default: break
-        }
+        if token.count <= 5, let word = words.first(where: { token.elementsEqual($0.0.utf8) }) { return word.1 }
         if let kind = try dateOrTime(token) { return .other(typeName: kind) }
         if token.count > 2, token[0] == UInt8(ascii: "0"), let radix = radix(token[1]) {
             return .integer(try integer(token[2...], radix: radix))
