@@ -64,7 +64,7 @@ struct TOMLParser {
             try scanner.skipComment()
             if scanner.isAtEnd { break }
             guard scanner.atNewline else {
-                throw scanner.syntaxError("expected the end of the line, found \(scanner.describe(scanner.peek()))")
+                throw scanner.syntaxError("expected the end of the line, found \(scanner.describe())")
             }
         }
         try scanner.checkLastLine()
@@ -84,8 +84,8 @@ struct TOMLParser {
         scanner.skipBlanks()
         let closing = isArray ? "]]" : "]"
         guard scanner.peek() == UInt8(ascii: "]"), !isArray || scanner.peek(1) == UInt8(ascii: "]") else {
-            let found = scanner.peek() == UInt8(ascii: "]") ? scanner.peek(1) : scanner.peek()
-            throw scanner.syntaxError("a table header must end with '\(closing)', found \(scanner.describe(found))")
+            let found = scanner.describe(at: scanner.peek() == UInt8(ascii: "]") ? 1 : 0)
+            throw scanner.syntaxError("a table header must end with '\(closing)', found \(found)")
         }
         scanner.skip(closing.utf8.count)
 
@@ -127,12 +127,12 @@ struct TOMLParser {
     private mutating func keyValue(into target: TOMLTable, names: [String], path: ConfigPath?, depth: Int) throws(TOMLSyntaxError) {
         let line = scanner.line
         guard scanner.atKeyStart else {
-            throw scanner.syntaxError("expected a key (letters, digits, '_' and '-', or a quoted string), found \(scanner.describe(scanner.peek()))")
+            throw scanner.syntaxError("expected a key (letters, digits, '_' and '-', or a quoted string), found \(scanner.describe())")
         }
         let keys = try scanner.dottedKey()
         scanner.skipBlanks()
         guard scanner.peek() == UInt8(ascii: "=") else {
-            throw scanner.syntaxError("expected '=' after the key \(Self.name(keys[...])), found \(scanner.describe(scanner.peek()))")
+            throw scanner.syntaxError("expected '=' after the key \(Self.name(keys[...])), found \(scanner.describe())")
         }
         scanner.skip()
         scanner.skipBlanks()
@@ -176,7 +176,7 @@ struct TOMLParser {
             return try inlineTable(depth: depth + 1, path: path)
         case UInt8(ascii: "]"), UInt8(ascii: "}"):
             if let enclosing, (byte == UInt8(ascii: "]")) != (enclosing == .array) { throw unbalanced() }
-            throw scanner.syntaxError("expected a value, found \(scanner.describe(byte))")
+            throw scanner.syntaxError("expected a value, found \(scanner.describe())")
         default:
             return try bareValue()
         }
@@ -198,7 +198,7 @@ struct TOMLParser {
             while let byte = scanner.peek(), TOMLScalar.isValueByte(byte) { scanner.skip() }
         }
         guard scanner.position > start else {
-            throw scanner.syntaxError("expected a value, found \(scanner.describe(scanner.peek()))")
+            throw scanner.syntaxError("expected a value, found \(scanner.describe())")
         }
         do throws(TOMLScalar.Problem) {
             return try TOMLScalar.value(Array(scanner.bytes[start ..< scanner.position]))
@@ -237,7 +237,7 @@ struct TOMLParser {
             case UInt8(ascii: "]")?: break
             case UInt8(ascii: "}")?: throw unbalanced()
             case nil: throw scanner.syntaxError("the array opened on line \(startLine) is not closed with ']'", line: startLine)
-            case let other: throw scanner.syntaxError("expected ',' or ']' after an array element, found \(scanner.describe(other))")
+            default: throw scanner.syntaxError("expected ',' or ']' after an array element, found \(scanner.describe())")
             }
         }
         scanner.skip()
@@ -273,7 +273,7 @@ struct TOMLParser {
                 if scanner.atNewline || other == nil {
                     throw scanner.syntaxError("an inline table ({ … }) must close on the line it opens")
                 }
-                throw scanner.syntaxError("expected ',' or '}' in an inline table, found \(scanner.describe(other))")
+                throw scanner.syntaxError("expected ',' or '}' in an inline table, found \(scanner.describe())")
             }
         }
     }

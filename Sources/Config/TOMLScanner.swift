@@ -148,7 +148,7 @@ struct TOMLScanner {
         let start = position
         while let next = peek(), Self.isBareKeyByte(next) { position += 1 }
         guard position > start else {
-            throw syntaxError("expected a key (letters, digits, '_' and '-', or a quoted string), found \(describe(byte))")
+            throw syntaxError("expected a key (letters, digits, '_' and '-', or a quoted string), found \(describe())")
         }
         return String(decoding: bytes[start ..< position], as: UTF8.self)
     }
@@ -234,8 +234,7 @@ struct TOMLScanner {
         case UInt8(ascii: "u"): try unicodeEscape(digits: 4, into: &content)
         case UInt8(ascii: "U"): try unicodeEscape(digits: 8, into: &content)
         default:
-            position -= 1
-            throw syntaxError("unknown escape '\\\(describeRaw(byte))' (TOML has \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX)")
+            throw syntaxError("unknown escape '\\\(describeRaw(at: position - 1))' (TOML has \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX)")
         }
     }
 
@@ -265,21 +264,23 @@ struct TOMLScanner {
 
     // MARK: Messages
 
-    /// The byte (or the character it starts) for a message: `'x'`, or `the end of the line`.
-    func describe(_ byte: UInt8?) -> String {
-        guard let byte else { return "the end of the file" }
-        if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && peek(1) == UInt8(ascii: "\n")) { return "the end of the line" }
-        return "'\(describeRaw(byte))'"
+    /// The byte `offset` ahead (or the character it starts) for a message: `'x'`, or
+    /// `the end of the line`.
+    func describe(at offset: Int = 0) -> String {
+        guard let byte = peek(offset) else { return "the end of the file" }
+        if byte == UInt8(ascii: "\n") || (byte == UInt8(ascii: "\r") && peek(offset + 1) == UInt8(ascii: "\n")) { return "the end of the line" }
+        return "'\(describeRaw(at: position + offset))'"
     }
 
-    private func describeRaw(_ byte: UInt8) -> String {
+    private func describeRaw(at index: Int) -> String {
+        let byte = bytes[index]
         if byte < 0x80 {
             return Self.isControl(byte) ? "U+\(hex(byte))" : String(decoding: [byte], as: UTF8.self)
         }
         // The whole character this byte starts (the text is valid UTF-8).
-        var end = position + 1
-        while end < bytes.count, end - position < 4, bytes[end] & 0xC0 == 0x80 { end += 1 }
-        return String(decoding: bytes[position ..< end], as: UTF8.self)
+        var end = index + 1
+        while end < bytes.count, end - index < 4, bytes[end] & 0xC0 == 0x80 { end += 1 }
+        return String(decoding: bytes[index ..< end], as: UTF8.self)
     }
 }
 

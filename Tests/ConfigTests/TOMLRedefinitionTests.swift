@@ -74,6 +74,7 @@ final class TOMLRedefinitionTests: XCTestCase {
         XCTAssertEqual(refusal("[a\n"), "1: a table header must end with ']', found the end of the line")
         XCTAssertEqual(refusal("[[a]\n"), "1: a table header must end with ']]', found the end of the line")
         XCTAssertEqual(refusal("[[a] ]\n"), "1: a table header must end with ']]', found ' '")
+        XCTAssertEqual(refusal("[[a]é\n"), "1: a table header must end with ']]', found 'é'")
         XCTAssertEqual(refusal("[]\n"), "1: a table header needs a name after '[', e.g. [presence] or [[person]]")
         XCTAssertEqual(refusal("[a] b = 1\n"), "1: expected the end of the line, found 'b'")
     }

@@ -43,6 +43,7 @@ final class TOMLValueTests: XCTestCase {
 
     func testStringsRefused() {
         XCTAssertTrue(refusal(#"v = "\x41""#).hasPrefix("unknown escape '\\x'"))
+        XCTAssertTrue(refusal(#"v = "\é""#).hasPrefix("unknown escape '\\é'"))
         XCTAssertEqual(refusal(#"v = "\uD800""#), "\\uD800 is not a Unicode scalar value")
         XCTAssertEqual(refusal(#"v = "\U00110000""#), "\\U110000 is not a Unicode scalar value")
         XCTAssertEqual(refusal(#"v = "\u12""#), "\\u needs exactly 4 hexadecimal digits")
