@@ -1,5 +1,5 @@
-/// A parsed TOML value, copied out of toml++'s tree (``TOMLDocument``) so validation works
-/// on plain Sendable values.
+/// A parsed TOML value (``TOMLParser``), or a JSON one (``JSONDocument``): validation works
+/// on plain Sendable values whatever the document's format.
 enum ConfigValue: Sendable {
     case string(String)
     case integer(Int)

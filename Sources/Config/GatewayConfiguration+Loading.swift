@@ -43,30 +43,25 @@ extension GatewayConfiguration {
         guard text.utf8.count <= maximumFileSize else {
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: 0, key: "", message: "the configuration is larger than \(maximumFileSize / 1024) KiB")])
         }
-        // toml++ reads a C string: a NUL would silently end the document early.
+        // TOML refuses a NUL anywhere; said plainly, since it means the file is not text.
         if let nul = text.utf8.firstIndex(of: 0) {
             let line = text.utf8[..<nul].reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             throw ConfigurationError(issues: [ConfigIssue(file: file, line: line, key: "", message: "contains a NUL byte; is this a text file?")])
         }
-        // Sizes and depths first: toml++ must never see a file that could exhaust its
-        // stack or its patience (this parse also runs on every SIGHUP of the agent).
-        do {
-            try TOMLInputScreen.check(Array(text.utf8))
-        } catch {
-            throw ConfigurationError(issues: [ConfigIssue(file: file, line: error.line, key: error.key, message: error.message)])
-        }
-        if let hazard = SourceIndex.parserHazard(in: text) {
-            throw ConfigurationError(issues: [ConfigIssue(
-                file: file, line: hazard.line, key: "", message: "TOML syntax error: \(hazard.message)"
-            )])
-        }
+        // One reading, bounded by TOMLInputLimits (this parse also runs on every SIGHUP of
+        // the agent): the limits' issues name the key last written, syntax errors the line.
         let root: [String: ConfigValue]
         do {
-            root = try TOMLDocument.parse(text)
+            root = try TOMLParser.parse(text)
         } catch {
-            throw ConfigurationError(issues: [ConfigIssue(
-                file: file, line: max(error.line, 0), key: "", message: "TOML syntax error: \(error.message)"
-            )])
+            switch error.kind {
+            case .inputLimit:
+                throw ConfigurationError(issues: [ConfigIssue(file: file, line: error.line, key: error.key, message: error.message)])
+            case .syntax:
+                throw ConfigurationError(issues: [ConfigIssue(
+                    file: file, line: error.line, key: "", message: "TOML syntax error: \(error.message)"
+                )])
+            }
         }
 
         let diagnostics = Diagnostics(file: file, text: text)

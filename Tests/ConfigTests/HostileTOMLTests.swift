@@ -3,7 +3,7 @@ import ConfigFuzz
 import XCTest
 
 /// Files crafted to crash or stall the parser get a clear error naming file, line and key,
-/// before toml++ sees them; and generated files of hostile structure never crash it.
+/// as the parser reads them; and generated files of hostile structure never crash it.
 final class HostileTOMLTests: XCTestCase {
     private let file = "/etc/beacon-gateway/gateway.toml"
 

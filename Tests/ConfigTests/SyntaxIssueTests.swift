@@ -56,7 +56,7 @@ final class SyntaxIssueTests: XCTestCase {
     }
 
     func testMalformedTableHeadersAreIssuesNotCrashes() {
-        // toml++ 3.4 asserts on these instead of reporting them.
+        // Headers without a name and brackets that do not match: each one issue at its line.
         for header in ["[=]", "[ [a]]", "[é]", "[[=]]", "[#]", "[\\]", "[.a]", "[[ {]]", "[,]"] {
             assertIssues("[gateway]\nid = \"g\"\n\n\(header)\n", [
                 "gateway.toml:4: TOML syntax error: a table header needs a name after '[', e.g. [presence] or [[person]]",
