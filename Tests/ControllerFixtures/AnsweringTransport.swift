@@ -15,6 +15,10 @@ public final class AnsweringTransport: HCITransport {
     public var failingOpcodes: [Opcode: HCIStatus] = [:]
     /// The next `receive()` fails as a connection that went away.
     public var failNextReceive = false
+    /// Return parameters (status first) for these opcodes instead of zeroes.
+    public var returnParameters: [Opcode: [UInt8]] = [:]
+    /// Everything the host sent that is not a command (ACL data), in order.
+    public private(set) var sentData: [HCIPacket] = []
     public private(set) var opens = 0
     public private(set) var received: [Opcode] = []
     private var inbox: [HCIPacket] = []
@@ -80,7 +84,10 @@ public final class AnsweringTransport: HCITransport {
     }
 
     public func send(_ packet: HCIPacket) throws(TransportError) {
-        guard let (opcode, _) = try? HCICommandPacket.split(packet) else { return }
+        guard packet.type == .command, let (opcode, _) = try? HCICommandPacket.split(packet) else {
+            sentData.append(packet)
+            return
+        }
         received.append(opcode)
         if silentOpcodes.contains(opcode) { return }
         let status = failingOpcodes[opcode] ?? .success
@@ -88,7 +95,8 @@ public final class AnsweringTransport: HCITransport {
         case .commandStatus?:
             inbox.append(HCIEvent.commandStatus(HCICommandStatus(status: status, numberOfCommandPackets: 1, opcode: opcode)).packet)
         case .commandComplete(let length)?:
-            let parameters = [status.rawValue] + [UInt8](repeating: 0, count: status == .success ? max(length - 1, 0) : 0)
+            let parameters = status == .success ? returnParameters[opcode] ?? ([status.rawValue] + [UInt8](repeating: 0, count: max(length - 1, 0)))
+                : [status.rawValue]
             inbox.append(HCIEvent.commandComplete(HCICommandComplete(
                 numberOfCommandPackets: 1, opcode: opcode, returnParameters: parameters[...])).packet)
         case nil:
