@@ -16,15 +16,15 @@ public final class ControllerLink {
     /// callback runs while it is (the dynamic check per packet showed in profiles).
     @exclusivity(unchecked) public private(set) var host: HostController
 
-    /// Reports of one HCI event, with the time they arrived.
-    public var onReports: ([LEAdvertisingReport], Instant) -> Void = { _, _ in }
-    /// When set, every report comes here instead of `onReports`, one at a time and read in
-    /// place from its packet (no report value, no reference counting): the fastest way in.
-    /// The view's data is valid only during the call.
-    public var onAdvertisingReport: ((LEAdvertisingReportView, Instant) -> Void)?
+    /// Every advertising report, one at a time, with the time it arrived: read in place
+    /// from its packet (no report value, no reference counting), or, for extended reports
+    /// joined from fragments, from the joined report. The one way reports reach every
+    /// command (`run`, `scan`, `calibrate`, `prove`). The view's data is valid only during
+    /// the call: keep what is needed, not the view.
+    public var onAdvertisingReport: (LEAdvertisingReportView, Instant) -> Void = { _, _ in }
     /// After the reports of one read (or of one host action) went to `onAdvertisingReport`:
     /// for work done once per batch of reports, not per report.
-    public var onAdvertisingReportsEnd: ((Instant) -> Void)?
+    public var onAdvertisingReportsEnd: (Instant) -> Void = { _ in }
     /// How long the transport lets advertising reports gather after a read of them
     /// (`TransportDriver`); `nil` reads whenever anything arrives.
     public var readGathering: ReadGathering?
@@ -238,7 +238,7 @@ public final class ControllerLink {
         // and the next read gets its own time.
         if let batchTime = inPlaceBatchTime {
             inPlaceBatchTime = nil
-            onAdvertisingReportsEnd?(batchTime)
+            onAdvertisingReportsEnd(batchTime)
         }
     }
 
@@ -247,23 +247,10 @@ public final class ControllerLink {
     private func received(_ packets: [HCIPacket]) {
         let now = inPlaceBatchTime ?? timeOfReceivedPackets()
         inPlaceBatchTime = nil
-        guard let onAdvertisingReport else {
-            for packet in packets {
-                if stopped { return }
-                // Advertising reports, nearly all the traffic, skip the input queue and the
-                // action list unless the host is mid-input (a callback fed something in).
-                if !isHandling, pendingInputs.isEmpty, host.takeAdvertisingReports(from: packet, into: &reportBuffer) {
-                    if !reportBuffer.isEmpty { onReports(reportBuffer, now) }
-                    reportBuffer.removeAll(keepingCapacity: true)
-                    continue
-                }
-                feed(.packetReceived(packet))
-            }
-            return
-        }
-        // Packets and payloads borrowed in place, the callback unwrapped once: every copy
-        // would be an atomic retain and release per packet, and each one waits for the
-        // cache misses of the reports before it.
+        // Packets and payloads borrowed in place, the callback read once: every copy would
+        // be an atomic retain and release per packet, and each one waits for the cache
+        // misses of the reports before it.
+        let onAdvertisingReport = self.onAdvertisingReport
         for index in packets.indices {
             if stopped { return }
             if !isHandling, pendingInputs.isEmpty {
@@ -274,7 +261,7 @@ public final class ControllerLink {
             }
             feed(.packetReceived(packets[index]))
         }
-        onAdvertisingReportsEnd?(now)
+        onAdvertisingReportsEnd(now)
     }
 
     /// A packet the transport offers in place, before the rest of its read reaches
@@ -282,7 +269,7 @@ public final class ControllerLink {
     /// arrived. Anything else, or anything while the host is mid-input, is declined and
     /// comes as a packet, in order.
     private func takeInPlace(_ type: HCIPacketType, _ payload: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard !stopped, !isHandling, pendingInputs.isEmpty, let onAdvertisingReport else { return false }
+        guard !stopped, !isHandling, pendingInputs.isEmpty else { return false }
         let readAt: Instant
         if let inPlaceBatchTime {
             readAt = inPlaceBatchTime
@@ -374,14 +361,10 @@ public final class ControllerLink {
     }
 
     private func deliver(_ reports: [LEAdvertisingReport], now: Instant) {
-        guard let onAdvertisingReport else {
-            if !reports.isEmpty { onReports(reports, now) }
-            return
-        }
         for report in reports {
             LEAdvertisingReportView.withView(of: report) { onAdvertisingReport($0, now) }
         }
-        if !reports.isEmpty { onAdvertisingReportsEnd?(now) }
+        if !reports.isEmpty { onAdvertisingReportsEnd(now) }
     }
 
     private func armHostTimer() {

@@ -2,8 +2,8 @@ import HCI
 import XCTest
 @testable import Host
 
-/// The hot paths for advertising reports (`takeAdvertisingReports`,
-/// `routeAdvertisingReports`) must deliver and count exactly what `handle` does.
+/// The hot path for advertising reports (`routeAdvertisingReports`) must deliver and
+/// count exactly what `handle` does.
 final class ReportFastPathTests: XCTestCase {
     private func extended(_ address: UInt64, _ data: [UInt8], _ status: LEAdvertisingReport.DataStatus) -> LEAdvertisingReport {
         LEAdvertisingReport(properties: [.connectable], dataStatus: status, addressType: .randomDevice,
@@ -44,15 +44,10 @@ final class ReportFastPathTests: XCTestCase {
             for case .advertisingReports(let reports) in slow.handle(.packetReceived(packet), now: .zero) { slowReports += reports }
         }
 
-        var taking = HostController()
         var routing = HostController()
-        var takenReports = [LEAdvertisingReport]()
         var routedReports = [LEAdvertisingReport]()
         var inPlaceEvents = 0
         for packet in packets {
-            if !taking.takeAdvertisingReports(from: packet, into: &takenReports) {
-                for case .advertisingReports(let reports) in taking.handle(.packetReceived(packet), now: .zero) { takenReports += reports }
-            }
             var buffer = [LEAdvertisingReport]()
             let route = packet.payload.withUnsafeBufferPointer {
                 routing.routeAdvertisingReports(type: packet.type, payload: $0, into: &buffer)
@@ -71,14 +66,11 @@ final class ReportFastPathTests: XCTestCase {
             }
         }
         XCTAssertEqual(slowReports.map(\.address.rawValue), [1, 2, 3, 5, 5, 6, 4, 7])
-        XCTAssertEqual(takenReports, slowReports)
         XCTAssertEqual(routedReports, slowReports)
         // Legacy, whole extended, and the legacy one while a fragment was pending.
         XCTAssertEqual(inPlaceEvents, 3)
-        XCTAssertEqual(taking.counters, slow.counters)
         XCTAssertEqual(routing.counters, slow.counters)
         XCTAssertEqual(slow.counters.malformedEvents, 2)
-        XCTAssertEqual(taking.reassemblyCounters, slow.reassemblyCounters)
         XCTAssertEqual(routing.reassemblyCounters, slow.reassemblyCounters)
     }
 }

@@ -96,14 +96,13 @@ final class CalibrationSession {
             return .failed(error.message)
         }
         let link = controller.link
-        link.onReports = { [unowned self] reports, now in
-            for report in reports {
-                guard let value = report.rssi,
-                      self.matcher.match(address: report.address, addressType: report.addressType, data: report.data) != nil
-                else { continue }
-                self.rssi.append(Int(value))
-                self.times.append(now.nanoseconds)
-            }
+        link.onAdvertisingReport = { [unowned self] report, now in
+            guard let value = report.rssi,
+                  self.matcher.match(address: report.address, addressType: report.addressType,
+                                     keys: AdvertisementKeys(scanning: report.data)) != nil
+            else { return }
+            self.rssi.append(Int(value))
+            self.times.append(now.nanoseconds)
         }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onExhausted = { [unowned self] in self.loop.stop() }

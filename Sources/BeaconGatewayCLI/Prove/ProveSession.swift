@@ -79,7 +79,7 @@ final class ProveSession {
         let bluetooth = configuration.bluetooth
         let link = controller.link
         self.link = link
-        link.onReports = { [unowned self] reports, now in self.reports(reports, at: now) }
+        link.onAdvertisingReport = { [unowned self] report, now in self.report(report, at: now) }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message
             self.loop.stop()
@@ -117,18 +117,16 @@ final class ProveSession {
         return provenCount == count ? .proven : .notProven
     }
 
-    private func reports(_ reports: [LEAdvertisingReport], at now: Instant) {
-        guard !wanted else { return }
-        for report in reports {
-            guard matcher.match(address: report.address, addressType: report.addressType, data: report.data) != nil else { continue }
-            heardAt = now
-            wanted = true
-            var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
-            // Heard through another identity: connect to the configured address anyway.
-            if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
-            connect?.want(tagIndex: 0, peer: peer)
-            return
-        }
+    private func report(_ report: LEAdvertisingReportView, at now: Instant) {
+        guard !wanted,
+              matcher.match(address: report.address, addressType: report.addressType,
+                            keys: AdvertisementKeys(scanning: report.data)) != nil else { return }
+        heardAt = now
+        wanted = true
+        var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
+        // Heard through another identity: connect to the configured address anyway.
+        if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
+        connect?.want(tagIndex: 0, peer: peer)
     }
 
     private func connected(handle: UInt16, at now: Instant) {
