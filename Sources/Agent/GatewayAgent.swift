@@ -62,9 +62,6 @@ public final class GatewayAgent {
     // Single-threaded and never accessed overlapping (an action is performed after the
     // call that returned it): no runtime exclusivity check per report.
     @exclusivity(unchecked) var core: DoorCore
-    /// Inside a batch of reports (between its first report and `finishIngest`). Read at
-    /// every report: unchecked, as `core`.
-    @exclusivity(unchecked) var ingesting = false
     /// The stored presence was read (at start, or when a store that could not be opened
     /// at start first opens: GatewayAgent+StoreHealth).
     var presenceRestored = false
@@ -275,8 +272,7 @@ public final class GatewayAgent {
     /// The first report of a batch fires the deadlines due by its time; the batch's end
     /// (`finishIngest`) re-arms the timer and the connect wishes once for all of them.
     func ingest(_ report: LEAdvertisingReportView, at now: Instant) {
-        if !ingesting {
-            ingesting = true
+        if !core.inBatch {
             if let timeline = link?.replayTimeline {
                 core.followReplayClock(origin: timeline.origin, originMicroseconds: timeline.originMicroseconds)
             }
@@ -287,8 +283,7 @@ public final class GatewayAgent {
     }
 
     func finishIngest(at now: Instant) {
-        guard ingesting else { return }
-        ingesting = false
+        guard core.inBatch else { return }
         fleet.counters.reports = core.counters.reports
         fleet.counters.tagReports = UInt64(core.counters.tagReports)
         let matcher = core.matcherCounters

@@ -33,8 +33,9 @@ public struct DoorCore: Sendable {
     public internal(set) var followsReplayClock = false
     public internal(set) var mode = DoorMode.active
     public internal(set) var counters = Counters()
-    /// Inside a batch of reports (between `beginReports` and `endReports`).
-    var inBatch = false
+    /// Inside a batch of reports (between `beginReports` and `endReports`): the one record
+    /// of it, which the driver asks at every report.
+    public internal(set) var inBatch = false
     /// When the periodic work (retries) and the checkpoint are next due.
     var nextHousekeeping: Instant
     var nextCheckpoint: Instant
