@@ -89,7 +89,7 @@ public final class GatewayAgent {
     var announcedReady = false
     /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
     /// nil when no tag ever needs a connection.
-    var proofs: ProofSupport?
+    var proofs: ProofDrivers?
     /// The door beacon (`[advertise]`), paused while an enrolment window advertises.
     var doorBeacon: DoorBeaconAdvertiser?
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
