@@ -5,21 +5,6 @@ import HCI
 import Host
 import HostDrivers
 
-/// The connection and proof drivers of the door agent (see docs/proof-protocol.md,
-/// docs/persistent-connect.md). What they do is the core's decision (`DoorCore+Proof`):
-/// they only report what happened on the air.
-final class ProofSupport {
-    let connect: ConnectLink
-    let dataPath: DataPathLink
-    let runner: ProofRunner
-
-    init(connect: ConnectLink, dataPath: DataPathLink, runner: ProofRunner) {
-        self.connect = connect
-        self.dataPath = dataPath
-        self.runner = runner
-    }
-}
-
 extension GatewayAgent {
     /// The tags that may need a connection, from the configuration. A `require_proof`
     /// tag without a key (none of its own, no master key) cannot prove: it has no key here
@@ -55,7 +40,7 @@ extension GatewayAgent {
         let runner = ProofRunner(dataPath: dataPath)
         dataPath.attach()
         connect.attach()
-        proofs = ProofSupport(connect: connect, dataPath: dataPath, runner: runner)
+        proofs = ProofDrivers(connect: connect, dataPath: dataPath, runner: runner)
         connect.onLog = { [unowned self] message in self.log.log(.info, message) }
         connect.onConnected = { [unowned self] tagIndex, handle, now in
             self.perform(self.core.connected(tagIndex: tagIndex, handle: handle, at: now))

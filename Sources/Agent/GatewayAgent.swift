@@ -91,7 +91,7 @@ public final class GatewayAgent {
     var announcedReady = false
     /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
     /// nil when no tag ever needs a connection.
-    var proofs: ProofSupport?
+    var proofs: ProofDrivers?
     /// The door beacon (`[advertise]`), paused while an enrolment window advertises.
     var doorBeacon: DoorBeaconAdvertiser?
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
@@ -151,12 +151,12 @@ public final class GatewayAgent {
                 return .failed(error.message)
             }
         }
-        // Reports wait up to a second (at 3,000 a second and more, the busier the door, the
-        // shorter; half a second on a serial line, whose kernel buffer is small): little to
+        // Reports gather between reads (`ReadGathering`: the busier the door, the shorter
+        // the pause; shorter on a serial line, whose kernel buffer is small): little to
         // presence, whose decisions take seconds; commands and a proof's exchange are read
-        // at once (see `TransportDriver`); and a busy door wakes the agent about once a
-        // second instead of once per report, each wake-up costing hundreds of reports'
-        // work (docs/benchmarks.md).
+        // at once (see `TransportDriver`); and a busy door wakes the agent once per batch
+        // of reports instead of once per report, each wake-up costing far more than a
+        // report (docs/benchmarks.md, "Why the live path is cheap").
         link.readGathering = ReadGathering.forTransport(spec)
         self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per

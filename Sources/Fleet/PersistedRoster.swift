@@ -77,33 +77,33 @@ public enum RosterFile {
         (stateDirectory.hasSuffix("/") ? stateDirectory : stateDirectory + "/") + PersistedRoster.fileName
     }
 
-    public static func write(_ roster: PersistedRoster, stateDirectory: String) throws(LocalServerError) {
+    public static func write(_ roster: PersistedRoster, stateDirectory: String) throws(FleetFileError) {
         do throws(SystemCallFailure) {
             try AtomicFile.replace(path(stateDirectory: stateDirectory), with: roster.encode(), mode: 0o600, durability: .durable)
         } catch {
-            throw LocalServerError(error.description)
+            throw FleetFileError(error.description)
         }
     }
 
     /// The persisted roster; nil when there is none. A file that cannot be read or is not
     /// a roster file is an error (logged; the agent starts without it).
-    public static func read(stateDirectory: String, limit: Int) throws(LocalServerError) -> PersistedRoster? {
+    public static func read(stateDirectory: String, limit: Int) throws(FleetFileError) -> PersistedRoster? {
         let target = path(stateDirectory: stateDirectory)
         let fd = open(target, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             if errno == ENOENT { return nil }
-            throw LocalServerError("cannot open \(target)", errno: errno)
+            throw FleetFileError("cannot open \(target): \(Errno.current)")
         }
         defer { _ = close(fd) }
         let bytes: [UInt8]
         do throws(Errno) {
             bytes = try FileDescriptorIO.read(fd, upTo: limit + 4096 + 1)
         } catch {
-            throw LocalServerError("cannot read \(target)", errno: error.code)
+            throw FleetFileError("cannot read \(target): \(error)")
         }
-        guard bytes.count <= limit + 4096 else { throw LocalServerError("\(target) is larger than a roster can be") }
+        guard bytes.count <= limit + 4096 else { throw FleetFileError("\(target) is larger than a roster can be") }
         guard let roster = PersistedRoster(decoding: bytes) else {
-            throw LocalServerError("\(target) is not a roster file")
+            throw FleetFileError("\(target) is not a roster file")
         }
         return roster
     }

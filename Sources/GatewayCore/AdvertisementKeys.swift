@@ -15,7 +15,8 @@ public struct AdvertisementKeys: Hashable, Sendable {
 
     public init(scanning data: ArraySlice<UInt8>) {
         // Walked through a raw buffer: slicing an ArraySlice per structure retains and
-        // releases its storage, which is a third of the cost of this whole function.
+        // releases its storage, a large share of this function's cost
+        // (docs/benchmarks.md, "Why the live path is cheap").
         data.withUnsafeBufferPointer { scan($0) }
     }
 

@@ -31,7 +31,7 @@ public struct TagMatch: Hashable, Sendable {
 /// Recognises configured tags in advertising reports.
 ///
 /// Everything is keyed by integers (address, packed iBeacon and Eddystone ids) so that
-/// the 90 % of reports that come from other devices are rejected with a few hash
+/// the reports that come from other devices (most of them at a busy door) are rejected with a few hash
 /// lookups, without allocating. The tables are `FlatHashTable`s: at a busy door they are
 /// cold between two batches of reports, and a flat table costs one cache line per
 /// lookup where a `Dictionary` costs up to three. Only resolvable private addresses that

@@ -1,8 +1,8 @@
 /// Hex and decimal text read as UTF-8 bytes: the parsers of the addresses, UUIDs, keys and
 /// numbers written in configuration files and server rosters (see docs/identities.md).
 ///
-/// Byte by byte on purpose: a 5,000-person roster holds some 15,000 of these values, and
-/// splitting them into Characters and Substrings cost a third of validating it (see
+/// Byte by byte on purpose: a large roster holds many of these values, and splitting
+/// them into Characters and Substrings costs a large share of validating it (see
 /// docs/fleet.md, "Cost"). Only ASCII digits and letters are ever accepted, so reading
 /// bytes accepts exactly what reading Characters did.
 public enum HexText {

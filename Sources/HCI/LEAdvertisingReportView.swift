@@ -2,9 +2,9 @@
 /// path: the fixed fields by value and the data as raw bytes borrowed from the packet.
 ///
 /// Handing out an `LEAdvertisingReport` costs an atomic retain and release of the
-/// packet's storage for every copy of its `data` slice, and at a million reports a second
-/// those atomics (which also stall on every cache miss before them) cost more than the
-/// decoding. A view holds no reference at all. `data` is valid only during the call that
+/// packet's storage for every copy of its `data` slice, and on the ingest path those
+/// atomics (which also stall on every cache miss before them) cost more than the
+/// decoding (docs/benchmarks.md, "Why the live path is cheap"). A view holds no reference at all. `data` is valid only during the call that
 /// hands the view out: keep `makeReport()` instead.
 public struct LEAdvertisingReportView {
     public var properties: LEAdvertisingReport.Properties

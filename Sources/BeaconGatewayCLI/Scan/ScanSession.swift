@@ -41,7 +41,8 @@ final class ScanSession {
     private let loop = EventLoop()
     private let log = LogSink()
     // Touched once per report, only on the loop's thread and never re-entrantly: the
-    // dynamic exclusivity check of a class property costs more than half the ingest.
+    // dynamic exclusivity check of a class property is a large share of the ingest
+    // (docs/benchmarks.md, "Why the live path is cheap").
     @exclusivity(unchecked) private var matcher: TagMatcher
     @exclusivity(unchecked) private var table = AdvertiserTable(capacity: ScanSession.tableCapacity)
     private var link: ControllerLink?
@@ -54,10 +55,10 @@ final class ScanSession {
     }
 
     /// Advertisers `scan` keeps statistics for: more than a door's radio range holds in
-    /// practice, and room for the 10,020 of `scripts/bench-ingest`, whose closing lines
-    /// must account for every report. Memory stays bounded (a few hundred bytes per
-    /// advertiser); past it the least recently heard one is evicted and counted
-    /// (`evicted` in the summary).
+    /// practice, and room for all the advertisers of `scripts/bench-ingest`
+    /// (docs/benchmarks.md), whose closing lines must account for every report. Memory
+    /// stays bounded (a few hundred bytes per advertiser); past it the least recently
+    /// heard one is evicted and counted (`evicted` in the summary).
     static let tableCapacity = 16_384
 
     init(options: Options) {

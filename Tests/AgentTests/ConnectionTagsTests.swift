@@ -8,7 +8,7 @@ import XCTest
 @testable import Agent
 
 /// Which configured tags the agent may connect to, and with which key.
-final class ProofSupportTests: XCTestCase {
+final class ConnectionTagsTests: XCTestCase {
     private func load(_ text: String) throws -> GatewayConfiguration {
         let directory = FileManagerless.temporaryDirectory()
         let keyPath = directory + "/master.key"
@@ -67,7 +67,7 @@ enum FileManagerless {
     struct Failure: Error {}
 
     static func temporaryDirectory() -> String {
-        var template = Array("/tmp/proofsupport-XXXXXX".utf8CString)
+        var template = Array("/tmp/connectiontags-XXXXXX".utf8CString)
         return template.withUnsafeMutableBufferPointer { buffer in
             guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return "/tmp" }
             return String(cString: made)

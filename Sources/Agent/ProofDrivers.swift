@@ -1,0 +1,16 @@
+import HostDrivers
+
+/// The connection and proof drivers of the door agent (see docs/proof-protocol.md,
+/// docs/persistent-connect.md). What they do is the core's decision (`DoorCore+Proof`):
+/// they only report what happened on the air.
+final class ProofDrivers {
+    let connect: ConnectLink
+    let dataPath: DataPathLink
+    let runner: ProofRunner
+
+    init(connect: ConnectLink, dataPath: DataPathLink, runner: ProofRunner) {
+        self.connect = connect
+        self.dataPath = dataPath
+        self.runner = runner
+    }
+}
