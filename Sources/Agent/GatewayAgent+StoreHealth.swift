@@ -167,12 +167,14 @@ extension GatewayAgent {
                 announceRecovery(recovery, path: path)
                 storeFoundSoundBefore = recovery == .sound
                 store = recovered
+                storeHealth.reopened()
             } catch {
                 storeFailed(error)
                 return
             }
         } else {
             openStoreOrRetry()
+            if store != nil { storeHealth.reopened() }
         }
         storeHeldEventsOrRetry()
         if !presenceRestored {

@@ -28,6 +28,10 @@ public struct StoreHealth: Sendable {
     /// When the agent should try the disk again; `nil` while healthy.
     public private(set) var nextRetry: Instant?
     private var backoff: Duration = StoreHealth.firstRetry
+    /// A database found corrupt stays so until it has been examined (reopened, rebuilt or
+    /// moved aside): another write that happens to succeed on the damaged file, away from
+    /// its broken pages, is no recovery.
+    private var awaitingExamination = false
 
     public init() {}
 
@@ -35,7 +39,7 @@ public struct StoreHealth: Sendable {
 
     /// An operation reached the disk.
     public mutating func succeeded(at now: Instant) -> Change? {
-        guard let previous = trouble else { return nil }
+        guard let previous = trouble, !awaitingExamination else { return nil }
         let lasted = troubledSince.map { now - $0 }
         trouble = nil
         troubledSince = nil
@@ -52,9 +56,16 @@ public struct StoreHealth: Sendable {
             backoff = Self.firstRetry
             nextRetry = now + backoff
         }
+        if kind == .corrupt { awaitingExamination = true }
         guard previous != kind else { return nil }
         trouble = kind
         return Change(trouble: kind, previous: previous, lasted: nil)
+    }
+
+    /// The database was opened again (a corrupt one examined, and rebuilt or moved aside
+    /// with a fresh one started): from now on a success means events are stored again.
+    public mutating func reopened() {
+        awaitingExamination = false
     }
 
     /// The agent is trying the disk again now: the next try, should this one fail too,

@@ -26,6 +26,20 @@ final class StoreHealthTests: XCTestCase {
         XCTAssertTrue(health.isHealthy)
     }
 
+    func testACorruptDatabaseIsNotRecoveredByAnotherWriteOnlyByItsExamination() {
+        var health = StoreHealth()
+        XCTAssertEqual(health.failed(.corrupt, at: at(10)), .init(trouble: .corrupt, previous: nil, lasted: nil))
+        // A write away from the damaged pages succeeds on the same file: still corrupt.
+        XCTAssertNil(health.succeeded(at: at(11)))
+        XCTAssertEqual(health.trouble, .corrupt)
+        XCTAssertNil(health.failed(.corrupt, at: at(12)), "the same trouble, not reported again")
+        health.reopened()
+        XCTAssertEqual(health.succeeded(at: at(13)), .init(trouble: nil, previous: .corrupt, lasted: .seconds(3)))
+        // Other trouble clears with any success, as before.
+        _ = health.failed(.io, at: at(20))
+        XCTAssertNotNil(health.succeeded(at: at(21)))
+    }
+
     func testRetriesBackOffFromOneToThirtySeconds() {
         var health = StoreHealth()
         _ = health.failed(.locked, at: at(100))
