@@ -254,7 +254,9 @@ def test_numeric_comparison_on_a_terminal(gateway_bin, world, config, confirmed)
         wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
         pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
         wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
-        assert len(world.shown_numbers) == 1
+        # The phone works out its value once the gateway's random has reached it, which may
+        # be after the gateway showed its own.
+        wait_until(lambda: len(world.shown_numbers) == 1, 30, "the six digits on the phone")
         assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
         enroll.answer("y" if confirmed else "n")
         if confirmed:

@@ -17,6 +17,7 @@ import signal
 import time
 
 import pytest
+from bumble.core import ProtocolError
 
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
@@ -141,7 +142,8 @@ def test_the_running_agent_enrols_a_phone_while_the_door_goes_on(gateway_bin, wo
         agent.stop()
 
 
-def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runtime):
+@pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])
+def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runtime, confirmed):
     config = door_config(tmp_path, world)
     agent = start_agent(gateway_bin, config, runtime)
     enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1012", "--json", "--seconds", "60",
@@ -150,16 +152,28 @@ def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runt
         wait_until(enroll.shows("compare the six digits"), 30, "the agent's window to open")
         pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
         wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
-        assert len(world.shown_numbers) == 1
+        # The phone works out its value once the gateway's random has reached it, which may
+        # be after the gateway showed its own.
+        wait_until(lambda: len(world.shown_numbers) == 1, 30, "the six digits on the phone")
         assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
-        enroll.answer("y")
-        connection = pairing.result(60)
-        world.call(world.wait_disconnected(connection, 30), timeout=40)
-        code, stdout = enroll.finish()
-        assert code == 0, enroll.screen
-        result = json.loads(stdout)
-        assert result["pairing"] == "numeric-comparison"
-        assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
+        enroll.answer("y" if confirmed else "n")
+        if confirmed:
+            connection = pairing.result(60)
+            world.call(world.wait_disconnected(connection, 30), timeout=40)
+            code, stdout = enroll.finish()
+            assert code == 0, enroll.screen
+            result = json.loads(stdout)
+            assert result["pairing"] == "numeric-comparison"
+            assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
+        else:
+            with pytest.raises(ProtocolError) as refused:
+                pairing.result(60)
+            # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed, sent by the agent.
+            assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
+            code, stdout = enroll.finish()
+            assert code == 1 and stdout == ""
+            assert "not confirmed" in enroll.screen
+            agent.wait_log(r"enrolment window ended person=u_1012 outcome=.*not confirmed", "the refusal in the journal")
     finally:
         enroll.kill()
         agent.stop()
