@@ -199,7 +199,7 @@ final class EnrolmentDriver {
             ])
             current.stream.send(EnrolmentChannel.line(.enrolled(EnrolmentChannel.Enrolled(
                 pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
-                irk: identity.irk.map { Self.hex($0.revealed.mostSignificantFirst) }))))
+                irk: identity.irk.map { HexText.lowercase($0.revealed.mostSignificantFirst) }))))
         } else {
             log.log(.notice, "enrolment window ended", ["person": personId, "outcome": outcome.message])
             current.stream.send(EnrolmentChannel.line(.failed(outcome.message)))
@@ -214,12 +214,13 @@ final class EnrolmentDriver {
     }
 
     private func refuse(_ stream: LocalStream, _ reason: String) {
+        Self.refuse(stream, reason, log: log)
+    }
+
+    /// Tells the command why no window opens, and ends the exchange.
+    static func refuse(_ stream: LocalStream, _ reason: String, log: LogSink) {
         log.log(.warning, "enrolment refused", ["reason": reason])
         stream.send(EnrolmentChannel.line(.failed(reason)))
         stream.finish()
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }

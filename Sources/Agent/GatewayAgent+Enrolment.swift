@@ -25,9 +25,7 @@ extension GatewayAgent {
     }
 
     private func refuseEnrolment(_ stream: LocalStream, _ reason: String) {
-        log.log(.warning, "enrolment refused", ["reason": reason])
-        stream.send(EnrolmentChannel.line(.failed(reason)))
-        stream.finish()
+        EnrolmentDriver.refuse(stream, reason, log: log)
     }
 
     /// The driver, built once: on the proofs' data path when the door makes connections

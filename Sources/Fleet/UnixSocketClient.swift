@@ -48,6 +48,20 @@ public enum UnixSocketClient {
         return fd
     }
 
+    /// Writes all of `bytes` to the connected socket `fd` (a closed peer is an error, not
+    /// SIGPIPE); false when it could not, with `errno` saying why.
+    public static func sendAll(_ bytes: [UInt8], on fd: Int32) -> Bool {
+        var sent = 0
+        while sent < bytes.count {
+            let count = SystemCall.retryingInterrupts {
+                bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
+            guard count > 0 else { return false }
+            sent += count
+        }
+        return true
+    }
+
     /// Sends `request` and reads until the agent closes, at most `maxBytes`, within `timeout`.
     public static func exchange(path: String, request: [UInt8], maxBytes: Int = 4 << 20,
                                 timeout: Duration = .seconds(5)) throws(Failure) -> [UInt8] {
@@ -55,15 +69,8 @@ public enum UnixSocketClient {
         defer { _ = Glibc.close(fd) }
         let clock = SystemClock()
         let deadline = clock.now + timeout
-        var sent = 0
-        while sent < request.count {
-            let count = SystemCall.retryingInterrupts {
-                request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            if count < 0 {
-                throw .failed("cannot send the request: \(String(cString: strerror(errno)))")
-            }
-            sent += count
+        guard sendAll(request, on: fd) else {
+            throw .failed("cannot send the request: \(String(cString: strerror(errno)))")
         }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)

@@ -31,6 +31,18 @@ public enum HexText {
         return bytes
     }
 
+    /// `bytes` as lowercase hex digits, two per byte, in the order given (what `bytes(_:byteCount:)` reads back).
+    public static func lowercase(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text = [UInt8]()
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// A decimal `UInt16` as the standard library's `UInt16(_:)` reads it: an optional `+`
     /// or `-` (`-` only before a zero value), then at least one digit, leading zeros allowed.
     public static func decimalUInt16(_ utf8: UnsafeBufferPointer<UInt8>) -> UInt16? {

@@ -85,4 +85,12 @@ final class HexTextTests: XCTestCase {
             XCTAssertNil(BluetoothAddress(text), text.debugDescription)
         }
     }
+
+    func testLowercaseWritesWhatBytesReadsBack() {
+        let bytes: [UInt8] = [0x00, 0x0F, 0x10, 0xA5, 0xFF]
+        let text = HexText.lowercase(bytes)
+        XCTAssertEqual(text, "000f10a5ff")
+        XCTAssertEqual(Array(text.utf8).withUnsafeBufferPointer { HexText.bytes($0, byteCount: bytes.count) }, bytes)
+        XCTAssertEqual(HexText.lowercase([]), "")
+    }
 }

@@ -247,35 +247,43 @@ def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
         enroll.kill()
 
 
+def compare_six_digits(world, enroll: TerminalEnrolment, confirmed: bool) -> None:
+    """A phone with a display pairs with the open window; the installer, on the terminal,
+    sees the six digits the phone shows and answers yes or no. Checks the outcome either
+    way: the phone's IRK printed as a Numeric Comparison, or the pairing failed with 0x0C
+    and exit 1."""
+    wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
+    pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
+    wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
+    # The phone works out its value once the gateway's random has reached it, which may
+    # be after the gateway showed its own.
+    wait_until(lambda: len(world.shown_numbers) == 1, 30, "the six digits on the phone")
+    assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
+    enroll.answer("y" if confirmed else "n")
+    if confirmed:
+        connection = pairing.result(60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish()
+        assert code == 0, enroll.screen
+        result = json.loads(stdout)
+        assert result["pairing"] == "numeric-comparison"
+        assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
+    else:
+        with pytest.raises(ProtocolError) as refused:
+            pairing.result(60)
+        # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed.
+        assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
+        code, stdout = enroll.finish()
+        assert code == 1
+        assert stdout == ""
+        assert "not confirmed" in enroll.screen
+
+
 @pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])
 def test_numeric_comparison_on_a_terminal(gateway_bin, world, config, confirmed):
     enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1012", "--json", "--seconds", "60")
     try:
-        wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
-        pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
-        wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
-        # The phone works out its value once the gateway's random has reached it, which may
-        # be after the gateway showed its own.
-        wait_until(lambda: len(world.shown_numbers) == 1, 30, "the six digits on the phone")
-        assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
-        enroll.answer("y" if confirmed else "n")
-        if confirmed:
-            connection = pairing.result(60)
-            world.call(world.wait_disconnected(connection, 30), timeout=40)
-            code, stdout = enroll.finish()
-            assert code == 0, enroll.screen
-            result = json.loads(stdout)
-            assert result["pairing"] == "numeric-comparison"
-            assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
-        else:
-            with pytest.raises(ProtocolError) as refused:
-                pairing.result(60)
-            # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed.
-            assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
-            code, stdout = enroll.finish()
-            assert code == 1
-            assert stdout == ""
-            assert "not confirmed" in enroll.screen
+        compare_six_digits(world, enroll, confirmed)
     finally:
         enroll.kill()
 

@@ -11,18 +11,16 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import time
 
 import pytest
-from bumble.core import ProtocolError
 
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
 from conftest import wait_until
-from test_enroll import GATEWAY_ID, Enrolment, TerminalEnrolment, config_text, world  # noqa: F401 (world: the fixture)
+from test_enroll import GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, world  # noqa: F401 (world: the fixture)
 
 # What the window may add to a badge's checkin or checkout at most (SPEC §15: the door
 # keeps deciding); the rest of each latency is the door's own presence timing.
@@ -149,30 +147,8 @@ def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runt
     enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1012", "--json", "--seconds", "60",
                                "--socket", str(runtime / "status.sock"))
     try:
-        wait_until(enroll.shows("compare the six digits"), 30, "the agent's window to open")
-        pairing = asyncio.run_coroutine_threadsafe(world.pair(GATEWAY_ID, secure_connections=True, compares=True), world.loop)
-        wait_until(enroll.shows("? [y/N]"), 30, "the six digits on the installer's screen")
-        # The phone works out its value once the gateway's random has reached it, which may
-        # be after the gateway showed its own.
-        wait_until(lambda: len(world.shown_numbers) == 1, 30, "the six digits on the phone")
-        assert f"does the phone show {world.shown_numbers[0]:06d}?" in enroll.read_screen()
-        enroll.answer("y" if confirmed else "n")
-        if confirmed:
-            connection = pairing.result(60)
-            world.call(world.wait_disconnected(connection, 30), timeout=40)
-            code, stdout = enroll.finish()
-            assert code == 0, enroll.screen
-            result = json.loads(stdout)
-            assert result["pairing"] == "numeric-comparison"
-            assert result["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
-        else:
-            with pytest.raises(ProtocolError) as refused:
-                pairing.result(60)
-            # SMP Pairing Failed, reason 0x0C Numeric Comparison Failed, sent by the agent.
-            assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x0C, refused.value
-            code, stdout = enroll.finish()
-            assert code == 1 and stdout == ""
-            assert "not confirmed" in enroll.screen
+        compare_six_digits(world, enroll, confirmed)
+        if not confirmed:
             agent.wait_log(r"enrolment window ended person=u_1012 outcome=.*not confirmed", "the refusal in the journal")
     finally:
         enroll.kill()

@@ -23,7 +23,7 @@ struct AgentEnrolmentClient {
     /// True when a phone was enrolled (printed).
     func run() -> Bool {
         defer { _ = close(socketFD) }
-        guard sendAll(EnrolmentChannel.line(request)) else {
+        guard UnixSocketClient.sendAll(EnrolmentChannel.line(request), on: socketFD) else {
             printError("enroll: cannot send the request to the agent: \(String(cString: strerror(errno)))")
             return false
         }
@@ -54,7 +54,7 @@ struct AgentEnrolmentClient {
                     let matches = fromInstaller.first.map { $0 == UInt8(ascii: "y") || $0 == UInt8(ascii: "Y") } ?? false
                     fromInstaller = []
                     comparing = false
-                    _ = sendAll(EnrolmentChannel.answerLine(matches: matches))
+                    _ = UnixSocketClient.sendAll(EnrolmentChannel.answerLine(matches: matches), on: socketFD)
                 }
             }
             guard descriptors[0].revents != 0 else { continue }
@@ -89,17 +89,5 @@ struct AgentEnrolmentClient {
                 return false
             }
         }
-    }
-
-    private func sendAll(_ bytes: [UInt8]) -> Bool {
-        var sent = 0
-        while sent < bytes.count {
-            let count = SystemCall.retryingInterrupts {
-                bytes[sent...].withUnsafeBytes { send(socketFD, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            }
-            guard count > 0 else { return false }
-            sent += count
-        }
-        return true
     }
 }

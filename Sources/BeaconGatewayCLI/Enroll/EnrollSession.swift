@@ -211,7 +211,7 @@ final class EnrollSession {
         }
         EnrolledPersonOutput.print(EnrolmentChannel.Enrolled(
             pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
-            irk: identity.irk.map { EnrolledPersonOutput.hex($0.revealed.mostSignificantFirst) }), personId: personId, tagId: tagId, json: json)
+            irk: identity.irk.map { HexText.lowercase($0.revealed.mostSignificantFirst) }), personId: personId, tagId: tagId, json: json)
         return true
     }
 }

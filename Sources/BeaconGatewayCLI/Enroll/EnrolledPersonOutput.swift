@@ -29,8 +29,4 @@ enum EnrolledPersonOutput {
             Swift.print(phone.irk.map { "irk = \"\($0)\"" } ?? "address = \"\(phone.identityAddress)\"")
         }
     }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
 }
