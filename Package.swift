@@ -20,7 +20,7 @@ import PackageDescription
 //   Journal        log lines for the journal, sd_notify
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
-//   HostDrivers    the controller on the loop: ControllerSession, ControllerLink, the connect,
+//   HostDrivers    the controller on the loop: ControllerSession, ControllerDriver, the connect,
 //                  data-path, GATT server and proof drivers (used by `run` and the controller commands);
 //                  DoorBeaconSequence, the door beacon's commands (needs both Host and GatewayCore)
 //   Agent          `run`: the layers wired into the door agent

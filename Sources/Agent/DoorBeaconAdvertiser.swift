@@ -17,12 +17,12 @@ import Journal
 public final class DoorBeaconAdvertiser {
     /// Unowned: once attached, the link's listener and its command completions own the
     /// advertiser (no cycle), so the agent needs no property for it.
-    public unowned let link: ControllerLink
+    public unowned let link: ControllerDriver
     public let beacon: DoorBeacon
     public private(set) var sequence: DoorBeaconSequence
     private let log: LogSink
 
-    public init(link: ControllerLink, beacon: DoorBeacon, log: LogSink) {
+    public init(link: ControllerDriver, beacon: DoorBeacon, log: LogSink) {
         self.link = link
         self.beacon = beacon
         self.log = log
@@ -32,7 +32,7 @@ public final class DoorBeaconAdvertiser {
     /// Builds the beacon from `[advertise]` and attaches it to the link; `nil` (and
     /// nothing attached) without `[advertise]`. The link's listeners keep it alive.
     @discardableResult
-    public static func attach(to link: ControllerLink, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
+    public static func attach(to link: ControllerDriver, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
         guard let advertise, let beacon = DoorBeacon(advertise) else { return nil }
         if beacon.intervalWasClamped {
             log.log(.warning, "advertising interval clamped to the limit of the PDU type", [

@@ -25,11 +25,11 @@ final class EnrolmentDriver {
         let pausedInitiation: Bool
     }
 
-    private let link: ControllerLink
-    private let dataPath: DataPathLink
-    private let gattServer: GATTServerLink
+    private let link: ControllerDriver
+    private let dataPath: DataPathDriver
+    private let gattServer: GATTServerDriver
     private let doorBeacon: DoorBeaconAdvertiser?
-    private let connect: ConnectLink?
+    private let connect: ConnectSchedulerDriver?
     private let activeScanning: Bool
     private let gatewayId: String
     private let log: LogSink
@@ -40,7 +40,7 @@ final class EnrolmentDriver {
 
     /// The data path must be attached to the link already; `connect`, when the door makes
     /// connections, is the scheduler to pause on controllers that need it.
-    init(link: ControllerLink, dataPath: DataPathLink, doorBeacon: DoorBeaconAdvertiser?, connect: ConnectLink?,
+    init(link: ControllerDriver, dataPath: DataPathDriver, doorBeacon: DoorBeaconAdvertiser?, connect: ConnectSchedulerDriver?,
          activeScanning: Bool, gatewayId: String, log: LogSink) throws(GATTDatabaseError) {
         self.link = link
         self.dataPath = dataPath
@@ -51,7 +51,7 @@ final class EnrolmentDriver {
         self.log = log
         // What a phone reads before pairing: its refusal (encryption needed) is what makes
         // the phone pair (docs/pairing.md).
-        gattServer = GATTServerLink(dataPath: dataPath, database: try .enrolment(deviceName: gatewayId, gatewayId: gatewayId))
+        gattServer = GATTServerDriver(dataPath: dataPath, database: try .enrolment(deviceName: gatewayId, gatewayId: gatewayId))
         gattServer.attach()
         dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
         dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in

@@ -33,11 +33,11 @@ extension GatewayAgent {
     private func enrolmentDriver() -> EnrolmentDriver? {
         if let enrolment { return enrolment }
         guard let link else { return nil }
-        let dataPath: DataPathLink
+        let dataPath: DataPathDriver
         if let proofs {
             dataPath = proofs.dataPath
         } else {
-            dataPath = DataPathLink(link: link)
+            dataPath = DataPathDriver(link: link)
             dataPath.attach()
         }
         do {

@@ -26,17 +26,17 @@ extension GatewayAgent {
     }
 
     /// Wires connections and proofs onto the link, before `link.start()`: the data path
-    /// registers its listeners first, then the connect scheduler (see `ConnectLink`).
-    func startProofs(_ link: ControllerLink) {
+    /// registers its listeners first, then the connect scheduler (see `ConnectSchedulerDriver`).
+    func startProofs(_ link: ControllerDriver) {
         guard core.needsConnections else { return }
         let b = configuration.bluetooth
-        let connect = ConnectLink(
+        let connect = ConnectSchedulerDriver(
             link: link,
             configuration: ConnectScheduler.Configuration(mode: b.connectMode == .direct ? .direct : .acceptList,
                                                           maxConnections: b.maxConnections),
             activeScanning: b.scan == .active
         )
-        let dataPath = DataPathLink(link: link)
+        let dataPath = DataPathDriver(link: link)
         let runner = ProofRunner(dataPath: dataPath)
         dataPath.attach()
         connect.attach()

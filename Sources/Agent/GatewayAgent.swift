@@ -56,7 +56,7 @@ public final class GatewayAgent {
     var clockSync: any ClockSyncSource = KernelClockSync()
     var log: LogSink
     var store: Store?
-    var link: ControllerLink?
+    var link: ControllerDriver?
     /// Every decision: matching, presence, connections and proofs, what is committed and
     /// saved when (sans-IO; this class performs what it returns, in order).
     // Single-threaded and never accessed overlapping (an action is performed after the
@@ -138,7 +138,7 @@ public final class GatewayAgent {
 
         let spec = configuration.bluetooth.transport
         let isReplay = self.isReplay
-        let link: ControllerLink
+        let link: ControllerDriver
         let isPermanent = { (error: TransportError) in GatewayAgent.isPermanent(error, replay: isReplay) }
         if let transport = options.transport {
             link = ControllerSession(loop: loop, spec: spec, transport: transport, scan: configuration.bluetooth.scanSettings(),

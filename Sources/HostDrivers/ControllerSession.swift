@@ -5,7 +5,7 @@ import Host
 import Journal
 
 /// The controller a command talks to: the transport a spec names, opened through one
-/// `ControllerLink` on the command's event loop. Every command that drives a controller
+/// `ControllerDriver` on the command's event loop. Every command that drives a controller
 /// (`run`, `scan`, `calibrate`, `prove`) builds it here. `scan`, `calibrate` and `prove`
 /// also use its `run`: stop on SIGINT/SIGTERM or after a time limit, then stop the link
 /// and wait until the adapter is handed back; `run` has signals and a shutdown of its own.
@@ -13,7 +13,7 @@ public final class ControllerSession {
     public let loop: EventLoop
     public let spec: TransportSpec
     public let transport: any HCITransport
-    public let link: ControllerLink
+    public let link: ControllerDriver
 
     /// Opens nothing yet: the link opens the transport when it is started (`run`, or the
     /// agent's `link.start()`).
@@ -33,7 +33,7 @@ public final class ControllerSession {
         self.loop = loop
         self.spec = spec
         self.transport = transport
-        link = ControllerLink(loop: loop, transport: transport, configuration: HostConfiguration(scan: scan),
+        link = ControllerDriver(loop: loop, transport: transport, configuration: HostConfiguration(scan: scan),
                               isPermanent: isPermanent)
     }
 

@@ -10,7 +10,7 @@ import Host
 /// Connection establishment is the caller's; so is bookkeeping (feed the outcome to a
 /// `ProofBook`: cache the handles on success, count failures, lock out).
 public final class ProofRunner {
-    public let dataPath: DataPathLink
+    public let dataPath: DataPathDriver
     /// Called once per `start`, when the verdict is known (the Disconnect may still be on
     /// its way).
     public var onFinished: (ProofOutcome) -> Void = { _ in }
@@ -28,7 +28,7 @@ public final class ProofRunner {
     private var makeChallenge: () -> ProofChallenge
 
     /// `makeChallenge` defaults to the operating system's CSPRNG; tests inject their own.
-    public init(dataPath: DataPathLink, makeChallenge: (() -> ProofChallenge)? = nil) {
+    public init(dataPath: DataPathDriver, makeChallenge: (() -> ProofChallenge)? = nil) {
         self.dataPath = dataPath
         self.makeChallenge = makeChallenge ?? {
             var generator = SystemRandomNumberGenerator()

@@ -22,9 +22,9 @@ final class EnrollSession {
     private let comparesDigits: Bool
     private let json: Bool
     private let loop = EventLoop()
-    private var link: ControllerLink!
-    private var dataPath: DataPathLink!
-    private var gattServer: GATTServerLink!
+    private var link: ControllerDriver!
+    private var dataPath: DataPathDriver!
+    private var gattServer: GATTServerDriver!
     private var enrolment: EnrolmentSession?
     private var family = CommandFamily.legacy
     private var outcome: EnrolmentOutcome?
@@ -57,12 +57,12 @@ final class EnrollSession {
             return false
         }
         link = controller.link
-        dataPath = DataPathLink(link: link)
+        dataPath = DataPathDriver(link: link)
         dataPath.attach()
         do {
             // What a phone reads before pairing: its refusal (encryption needed) is what
             // makes the phone pair (docs/pairing.md).
-            gattServer = GATTServerLink(dataPath: dataPath, database: try .enrolment(
+            gattServer = GATTServerDriver(dataPath: dataPath, database: try .enrolment(
                 deviceName: configuration.gateway.id, gatewayId: configuration.gateway.id))
         } catch {
             printError("enroll: the enrolment GATT database: \(error)")

@@ -7,7 +7,7 @@ import HostDrivers
 import Journal
 
 /// The loop behind `beacon-gateway prove`: scan until the tag is heard, connect through
-/// the `ConnectLink` (the agent's persistent connect), run the handshake, report.
+/// the `ConnectSchedulerDriver` (the agent's persistent connect), run the handshake, report.
 final class ProveSession {
     struct Target {
         var tagId: String
@@ -40,8 +40,8 @@ final class ProveSession {
     private let tries: Int
     private let json: Bool
     private let loop = EventLoop()
-    private var link: ControllerLink?
-    private var connect: ConnectLink?
+    private var link: ControllerDriver?
+    private var connect: ConnectSchedulerDriver?
     private var runner: ProofRunner?
     private var matcher: TagMatcher
     private var book = ProofBook(policy: .init(maxConsecutiveFailures: .max))
@@ -84,12 +84,12 @@ final class ProveSession {
             self.fatal = error.message
             self.loop.stop()
         }
-        let connect = ConnectLink(
+        let connect = ConnectSchedulerDriver(
             link: link,
             configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
-        let dataPath = DataPathLink(link: link)
+        let dataPath = DataPathDriver(link: link)
         let runner = ProofRunner(dataPath: dataPath)
         dataPath.attach()
         connect.attach()

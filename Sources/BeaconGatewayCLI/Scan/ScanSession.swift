@@ -45,7 +45,7 @@ final class ScanSession {
     // (docs/benchmarks.md, "Why the live path is cheap").
     @exclusivity(unchecked) private var matcher: TagMatcher
     @exclusivity(unchecked) private var table = AdvertiserTable(capacity: ScanSession.tableCapacity)
-    private var link: ControllerLink?
+    private var link: ControllerDriver?
     private var lastTick: Instant
     private var everScanned = false
     private var fatal: String?

@@ -8,7 +8,7 @@ import Journal
 import ProofTag
 
 /// The loop behind `beacon-gateway tag`: the controller, its data path, the Presence Proof
-/// database served on it through `GATTServerLink`, and connectable advertising put back
+/// database served on it through `GATTServerDriver`, and connectable advertising put back
 /// on air whenever no door is connected. Progress goes to standard error, never a key.
 final class TagSession {
     private let tagId: String
@@ -16,8 +16,8 @@ final class TagSession {
     private let advertising: ConnectableAdvertising
     private let spec: TransportSpec
     private let loop = EventLoop()
-    private var link: ControllerLink!
-    private var server: GATTServerLink!
+    private var link: ControllerDriver!
+    private var server: GATTServerDriver!
     private var family = CommandFamily.legacy
     private var challengeHandle: UInt16 = 0
     private var responseHandle: UInt16 = 0
@@ -70,9 +70,9 @@ final class TagSession {
         challengeHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofChallenge) ?? 0
         responseHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofResponse) ?? 0
         link = controller.link
-        let dataPath = DataPathLink(link: link)
+        let dataPath = DataPathDriver(link: link)
         dataPath.attach()
-        server = GATTServerLink(dataPath: dataPath, database: database)
+        server = GATTServerDriver(dataPath: dataPath, database: database)
         server.attach()
         server.writeHandler = { [unowned self] request, _ in self.challengeWritten(request) }
         link.onFatalError = { [unowned self] error in
@@ -108,7 +108,7 @@ final class TagSession {
     }
 
     /// A write to Challenge: answered per docs/proof-protocol.md before the Write Response.
-    private func challengeWritten(_ request: GATTServerLink.WriteRequest) -> ATTErrorCode? {
+    private func challengeWritten(_ request: GATTServerDriver.WriteRequest) -> ATTErrorCode? {
         guard request.attribute == challengeHandle else { return .writeNotPermitted }
         let (refusal, response) = ProofTag.answer(challenge: request.value, key: key)
         try? server.setValue(response, at: responseHandle, on: request.connection)

@@ -9,7 +9,7 @@ import Host
 /// advertising reports and state changes up.
 ///
 /// The host decides *when* (backoff, probes, timeouts); this class only does the I/O.
-public final class ControllerLink {
+public final class ControllerDriver {
     public let loop: EventLoop
     public let transport: any HCITransport
     /// Exclusivity unchecked: the host is only mutated on the loop's thread, and no
@@ -372,7 +372,7 @@ public final class ControllerLink {
     }
 }
 
-extension ControllerLink {
+extension ControllerDriver {
     /// What a replay's packets cost from its first recorded packet on (bring-up and start-up
     /// not in it), for its closing line: `<n> packets, <t> s of CPU (<u> µs a packet)`.
     /// scripts/bench-door reads it as the floor of the live path. `nil` before a replay's

@@ -9,11 +9,11 @@ import XCTest
 /// Every command submitted through the link ends in exactly one call of its completion.
 /// On virtual time: the host's own command timeout and recovery backoff hold, and the
 /// tests that wait for them take no real time.
-final class ControllerLinkCommandTests: XCTestCase {
+final class ControllerDriverCommandTests: XCTestCase {
     private var virtual: VirtualEventLoop!
     private var loop: EventLoop { virtual.loop }
     private var transport: AnsweringTransport!
-    private var link: ControllerLink!
+    private var link: ControllerDriver!
     private var states: [HostState] = []
     /// Stops the loop at the next `.scanning`.
     private var stopWhenScanning = false
@@ -21,7 +21,7 @@ final class ControllerLinkCommandTests: XCTestCase {
     override func setUp() {
         virtual = VirtualEventLoop()
         transport = AnsweringTransport()
-        link = ControllerLink(loop: loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
+        link = ControllerDriver(loop: loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
         states = []
         link.stateChangeListeners.add { [unowned self] state in
             self.states.append(state)

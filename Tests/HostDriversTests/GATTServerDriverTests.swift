@@ -9,12 +9,12 @@ import XCTest
 /// connects to us gets a server of its own, its ATT requests are answered over ACL with the
 /// link's security (refused before encryption, served after), and the server goes with
 /// the link. The controller is a transport in memory, on virtual time.
-final class GATTServerLinkTests: XCTestCase {
+final class GATTServerDriverTests: XCTestCase {
     private let phone: UInt16 = 0x0041
     private var virtual: VirtualEventLoop!
     private var transport: AnsweringTransport!
-    private var link: ControllerLink!
-    private var server: GATTServerLink!
+    private var link: ControllerDriver!
+    private var server: GATTServerDriver!
     private var database: GATTDatabase!
 
     override func setUpWithError() throws {
@@ -22,11 +22,11 @@ final class GATTServerLinkTests: XCTestCase {
         transport = AnsweringTransport()
         // 27-byte LE ACL packets, 4 of them: the data path may send.
         transport.returnParameters[.leReadBufferSize] = [0x00, 27, 0x00, 4]
-        link = ControllerLink(loop: virtual.loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
-        let dataPath = DataPathLink(link: link)
+        link = ControllerDriver(loop: virtual.loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
+        let dataPath = DataPathDriver(link: link)
         dataPath.attach()
         database = try GATTDatabase.enrolment(deviceName: "door-1", gatewayId: "door-1")
-        server = GATTServerLink(dataPath: dataPath, database: database)
+        server = GATTServerDriver(dataPath: dataPath, database: database)
         server.attach()
         link.start()
         try virtual.advance(by: .seconds(1))

@@ -1,6 +1,6 @@
 import Journal
 
-extension ControllerLink {
+extension ControllerDriver {
     /// The longest an exit waits for the transport's close: for `hciN` the kernel resets
     /// the controller on close, ~2 s when it is dead; well inside systemd's 5 s for a
     /// clean stop.

@@ -2,12 +2,12 @@ import EventLoop
 import HCI
 import Host
 
-/// Drives the sans-IO `LEDataPath` on the event loop beside a `ControllerLink`: feeds it
+/// Drives the sans-IO `LEDataPath` on the event loop beside a `ControllerDriver`: feeds it
 /// the link's host states, events and ACL data, sends the ACL it produces, arms its
 /// timer, and submits Disconnect when it asks. One per controller: ACL credits are the
 /// controller's, shared by every connection.
-public final class DataPathLink {
-    public let link: ControllerLink
+public final class DataPathDriver {
+    public let link: ControllerDriver
     public private(set) var dataPath: LEDataPath
 
     /// A connection ended (disconnection or controller reset), after its exchange failed.
@@ -20,7 +20,7 @@ public final class DataPathLink {
     /// the connection itself, SMP, LTK requests and encryption changes, for enrolment.
     /// ATT requests go to `attributeRequestHandler` instead.
     public let peripheralListeners = Listeners<(LEDataPath.Action, Instant)>()
-    /// Answers the ATT requests of a peripheral connection's central: `GATTServerLink`
+    /// Answers the ATT requests of a peripheral connection's central: `GATTServerDriver`
     /// plugs in here (`answerAttribute` sends its PDUs). Without it, every request is
     /// answered Request Not Supported and commands are dropped.
     public var attributeRequestHandler: (UInt16, [UInt8], Instant) -> Void = { _, _, _ in }
@@ -32,7 +32,7 @@ public final class DataPathLink {
         self.perform(self.dataPath.timerFired(now: now), now: now)
     }
 
-    public init(link: ControllerLink, configuration: LEDataPath.Configuration = .init()) {
+    public init(link: ControllerDriver, configuration: LEDataPath.Configuration = .init()) {
         self.link = link
         dataPath = LEDataPath(configuration: configuration)
         attributeRequestHandler = { [unowned self] handle, pdu, now in
@@ -44,7 +44,7 @@ public final class DataPathLink {
 
     /// Registers with the link for host states, HCI events and ACL data (behind the
     /// listeners already registered). Whoever acts on connections the data path carries
-    /// (`ConnectLink`) registers after it, so the data path has seen each input first.
+    /// (`ConnectSchedulerDriver`) registers after it, so the data path has seen each input first.
     public func attach() {
         link.stateChangeListeners.add { [unowned self] state in self.hostStateChanged(state, now: self.link.loop.now) }
         link.eventListeners.add { [unowned self] event, now in self.handle(event, now: now) }

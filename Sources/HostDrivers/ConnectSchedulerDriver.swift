@@ -2,15 +2,15 @@ import EventLoop
 import HCI
 import Host
 
-/// Drives the sans-IO `ConnectScheduler` beside a `ControllerLink`: turns its actions into
+/// Drives the sans-IO `ConnectScheduler` beside a `ControllerDriver`: turns its actions into
 /// HCI commands (in the controller's command family), feeds it connection events and
 /// command results, and arms its timer. The agent and `beacon-gateway prove` use it.
 ///
 /// It registers its listeners with the link in `attach()`. Attach the data path first
-/// (`DataPathLink.attach()`): listeners are told in the order they registered, and the data
+/// (`DataPathDriver.attach()`): listeners are told in the order they registered, and the data
 /// path must have registered a new connection by the time `onConnected` runs.
-public final class ConnectLink {
-    public let link: ControllerLink
+public final class ConnectSchedulerDriver {
+    public let link: ControllerDriver
     public private(set) var scheduler: ConnectScheduler
 
     public var onConnected: (_ tagIndex: Int, _ handle: UInt16, _ now: Instant) -> Void = { _, _, _ in }
@@ -31,7 +31,7 @@ public final class ConnectLink {
 
     private let activeScanning: Bool
 
-    public init(link: ControllerLink, configuration: ConnectScheduler.Configuration, activeScanning: Bool = false) {
+    public init(link: ControllerDriver, configuration: ConnectScheduler.Configuration, activeScanning: Bool = false) {
         self.activeScanning = activeScanning
         self.link = link
         scheduler = ConnectScheduler(configuration: configuration)

@@ -2,14 +2,14 @@ import EventLoop
 import HCI
 import Host
 
-/// Serves one `GATTDatabase` on the peripheral connections a `DataPathLink` carries: a
+/// Serves one `GATTDatabase` on the peripheral connections a `DataPathDriver` carries: a
 /// `GATTServer` per connection, made when the central connects and dropped when the link
 /// closes. Each ATT PDU reaches its connection's server with the link's security (from the
 /// Encryption Change the data path reported for it); the server's actions are performed in
 /// order: PDUs out through `answerAttribute`, a close as HCI Disconnect, its deadlines on
 /// one timer. Writes to characteristic values are the application's (`writeHandler`).
 /// See docs/gatt-server.md, "On the link".
-public final class GATTServerLink {
+public final class GATTServerDriver {
     /// A Write Request to a characteristic value on `connection`: nil accepts it (Write
     /// Response), an error code refuses it. Values set with `setValue` before returning
     /// are what the central reads next.
@@ -19,7 +19,7 @@ public final class GATTServerLink {
         public let value: [UInt8]
     }
 
-    public let dataPath: DataPathLink
+    public let dataPath: DataPathDriver
     public let database: GATTDatabase
     public let configuration: GATTServer.Configuration
     /// Answers writes; until set, every write is refused (Write Not Permitted).
@@ -38,7 +38,7 @@ public final class GATTServerLink {
         self.timerFired(now: self.dataPath.link.loop.now)
     }
 
-    public init(dataPath: DataPathLink, database: GATTDatabase, configuration: GATTServer.Configuration = .init()) {
+    public init(dataPath: DataPathDriver, database: GATTDatabase, configuration: GATTServer.Configuration = .init()) {
         self.dataPath = dataPath
         self.database = database
         self.configuration = configuration

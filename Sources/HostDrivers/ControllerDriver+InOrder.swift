@@ -1,7 +1,7 @@
 import HCI
 import Host
 
-extension ControllerLink {
+extension ControllerDriver {
     /// Submits `commands` one after the other, each once the one before it succeeded (a
     /// peripheral mode putting its advertising on air); the first refused or unanswered
     /// one stops the rest and is handed to `refused` as a sentence. Not recovered by a
