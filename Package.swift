@@ -140,11 +140,13 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
-        .testTarget(name: "JournalTests", dependencies: ["Journal"], path: "Tests/JournalTests"),
+        // A datagram socket standing in for journald or the service manager; never in the product.
+        .target(name: "JournalFixtures", path: "Tests/JournalFixtures"),
+        .testTarget(name: "JournalTests", dependencies: ["Journal", "JournalFixtures"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
         .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
         .target(name: "ControllerFixtures", dependencies: ["HCI", "HCITransport"], path: "Tests/ControllerFixtures"),
         .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "ControllerFixtures"], path: "Tests/HostDriversTests"),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "ControllerFixtures"], path: "Tests/AgentTests"),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "ControllerFixtures", "JournalFixtures"], path: "Tests/AgentTests"),
     ]
 )

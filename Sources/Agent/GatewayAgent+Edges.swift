@@ -6,15 +6,16 @@ import Journal
 import LEDs
 import Store
 
-/// What follows a committed event and what the agent shows outside: the forwarder, the
-/// LEDs, systemd's READY/STATUS/WATCHDOG.
+/// What follows a committed event (the fleet's counters, delivery, the LEDs, in that
+/// order), delivery's start and reload, and the controller's health as the indicators
+/// show it.
 extension GatewayAgent {
     // MARK: Events
 
     func eventCommitted(_ event: AttendanceEvent) {
         fleet.eventCommitted(sequence: event.sequence, type: event.type.rawValue, personId: event.userId, atMillis: event.decidedAtMilliseconds)
         forwarder?.kick()
-        leds?.update { engine, now in engine.decision(at: now) }
+        indicators.eventCommitted()
     }
 
     // MARK: Forwarder
@@ -66,79 +67,24 @@ extension GatewayAgent {
         }
     }
 
-    // MARK: LEDs
-
-    func startLEDs() {
-        guard let wiring = configuration.leds else { return }
-        do {
-            let lines = try GPIOLines(wiring: wiring)
-            let driver = LEDDriver(loop: loop, output: lines)
-            driver.onError = { [log] error in log.log(.error, "LED output failed", ["error": "\(error)"]) }
-            // The store may already be in trouble: it is opened before the LEDs start.
-            let storeTrouble = storeHealth.trouble != nil
-            driver.update { engine, now in
-                engine.lampTest(at: now)
-                engine.setControllerDown(true, at: now)
-                engine.setStoreTrouble(storeTrouble, at: now)
-            }
-            ledLines = lines
-            self.leds = driver
-        } catch {
-            // The door keeps working without its lamps; the journal says why they are dark.
-            log.log(.error, "LEDs unavailable", ["error": "\(error)"])
-        }
-    }
-
-    func stopLEDs() {
-        leds?.stop()
-        ledLines?.release()
-        leds = nil
-        ledLines = nil
-    }
-
     // MARK: Controller health
 
     func controllerUp() {
-        watchdog?.controllerAnswered(at: loop.now)
         // Restored visits wait for the scan before their timers decide (docs/presence.md).
         perform(core.scanningStarted(at: loop.now))
-        leds?.update { engine, now in
-            engine.setControllerDown(false, at: now)
-            engine.setScanning(true, at: now)
-        }
-        if !announcedReady {
-            announcedReady = true
-            notify(.ready)
-        }
-        updateStatus()
+        indicators.controllerUp()
     }
 
     func controllerDown() {
         fleet.counters.controllerResets &+= 1
-        watchdog?.controllerLost()
-        leds?.update { engine, now in
-            engine.setScanning(false, at: now)
-            engine.setControllerDown(true, at: now)
-        }
-        updateStatus()
+        indicators.controllerDown()
     }
 
-    // MARK: Status and watchdog
+    // MARK: Status
 
-    func scheduleStatus() {
-        let period = watchdog.map { min($0.feedPeriod, Self.statusInterval) } ?? Self.statusInterval
-        _ = loop.schedule(after: period) { [unowned self] in
-            self.updateStatus()
-            self.scheduleStatus()
-        }
-    }
-
-    /// `scanning · 3 present · outbox 0`, the amber LED from the outbox, and the
-    /// watchdog fed only while the controller answers.
-    func updateStatus() {
-        let now = loop.now
-        let scanning = link?.host.isControllerAnswering ?? false
-        if scanning { watchdog?.controllerAnswered(at: now) }
+    /// The status line's figures: the controller, the server's mode, presence, the
+    /// outbox (and the amber LED from delivery), the disk and the clock.
+    func statusFacts() -> IndicatorsDriver.StatusFacts {
         var backlog = 0
         var amber: LEDPatternEngine.OutboxState = .empty
         if let forwarder, let status = try? forwarder.status() {
@@ -147,28 +93,11 @@ extension GatewayAgent {
         } else if let store, let status = try? store.status(nowMillis: loop.wallMilliseconds) {
             backlog = status.backlog
         }
-        leds?.update { engine, now in engine.setOutbox(amber, at: now) }
-        var summary = scanning ? "scanning" : "controller unavailable"
-        if fleet.mode == .paused { summary += " · paused" }
-        summary += " · \(presence.openVisits) present · outbox \(backlog)"
-        if let disk = storeStatusSummary { summary += " · \(disk)" }
-        if !clockSynchronisedNow() { summary += " · clock unsynchronised" }
-        var messages: [ServiceNotification] = [.status(summary)]
-        if watchdog?.shouldFeed(at: now) == true { messages.append(.watchdog) }
-        notify(messages)
-    }
-
-    func notify(_ notification: ServiceNotification) {
-        notify([notification])
-    }
-
-    func notify(_ notifications: [ServiceNotification]) {
-        guard let notifier else { return }
-        do {
-            try notifier.notify(notifications)
-        } catch {
-            log.log(.debug, "sd_notify failed", ["error": "\(error)"])
-        }
+        return IndicatorsDriver.StatusFacts(
+            scanning: link?.host.isControllerAnswering ?? false, paused: fleet.mode == .paused, present: presence.openVisits,
+            backlog: backlog, outbox: amber, diskTrouble: storeHealth.trouble.map { "\($0)" },
+            clockSynchronised: clockSynchronisedNow()
+        )
     }
 }
 

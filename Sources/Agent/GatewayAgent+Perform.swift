@@ -114,7 +114,7 @@ extension GatewayAgent {
         case let .committed(event):
             eventCommitted(event)
         case .proofFailed:
-            leds?.update { engine, now in engine.proofFailed(at: now) }
+            indicators.proofFailed()
         case let .proofFinished(ok):
             if ok { fleet.counters.proofsOK &+= 1 } else { fleet.counters.proofsFailed &+= 1 }
         }

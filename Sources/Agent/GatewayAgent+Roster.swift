@@ -99,8 +99,7 @@ extension GatewayAgent {
 
     /// Green blinks while paused; `STATUS=` says it.
     func showMode() {
-        leds?.update { [fleet] engine, now in engine.setPaused(fleet.mode == .paused, at: now) }
-        updateStatus()
+        indicators.paused(fleet.mode == .paused)
     }
 
     // MARK: Performing

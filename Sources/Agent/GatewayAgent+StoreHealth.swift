@@ -52,13 +52,7 @@ extension GatewayAgent {
         }
         let inTrouble = change.trouble != nil
         fleet.counters.diskTrouble = inTrouble ? 1 : 0
-        leds?.update { engine, now in engine.setStoreTrouble(inTrouble, at: now) }
-        updateStatus()
-    }
-
-    /// The status line's part: `disk trouble: read-only`, or nothing.
-    var storeStatusSummary: String? {
-        storeHealth.trouble.map { "disk trouble: \($0)" }
+        indicators.storeTrouble(inTrouble)
     }
 
     // MARK: Opening

@@ -83,12 +83,11 @@ public final class GatewayAgent {
     var fatal: String?
     var stopping = false
     var forwarder: Forwarder?
-    var leds: LEDDriver?
-    var ledLines: GPIOLines?
-    let notifier = SystemdNotifier.fromEnvironment()
-    var watchdog: WatchdogGate? = SystemdNotifier.watchdogInterval().map { WatchdogGate(interval: $0) }
-    /// READY=1 goes out once, when scanning first starts.
-    var announcedReady = false
+    /// The LEDs, systemd's notifications and the watchdog.
+    lazy var indicators = IndicatorsDriver(
+        loop: loop, log: log, notifier: SystemdNotifier.fromEnvironment(), watchdogInterval: SystemdNotifier.watchdogInterval(),
+        facts: { [unowned self] in self.statusFacts() }
+    )
     /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
     /// nil when no tag ever needs a connection.
     var proofs: ProofDrivers?
@@ -102,8 +101,6 @@ public final class GatewayAgent {
 
     /// The presence engine inside the core (read-only here: decisions are the core's).
     var presence: PresenceEngine { core.presence }
-
-    static let statusInterval: Duration = .seconds(5)
 
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
@@ -131,7 +128,7 @@ public final class GatewayAgent {
         storeHeldEventsOrRetry()
         startRoster()
         restorePresence()
-        startLEDs()
+        indicators.startLEDs(configuration.leds, storeTrouble: storeHealth.trouble != nil)
         startForwarder()
         startRetention()
         startFleet()
@@ -191,7 +188,7 @@ public final class GatewayAgent {
         doorBeacon = DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
         startProofs(link)
         link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
-        scheduleStatus()
+        indicators.start()
         link.start()
         do {
             try loop.run()
@@ -206,7 +203,7 @@ public final class GatewayAgent {
     func shutdown(signal: String) {
         guard !stopping else { return }
         stopping = true
-        notify(.stopping)
+        indicators.stopping()
         log.log(.notice, "stopping", ["signal": signal])
         loop.stop()
     }
@@ -217,7 +214,7 @@ public final class GatewayAgent {
         link?.stop()
         forwarder?.stop()
         stopFleet()
-        stopLEDs()
+        indicators.stop()
         let now = loop.now
         perform(core.shutdown(at: now))
         keepHeldEvents()
@@ -322,12 +319,9 @@ public final class GatewayAgent {
     // MARK: Reload (SIGHUP)
 
     func reload() {
-        // RELOADING=1 … READY=1 only once started: READY=1 means "scanning" (see docs/logs-and-systemd.md), and
-        // before that the first READY=1 still comes from the controller coming up.
-        let announce = announcedReady
-        if announce { notify(.reloading(at: loop.now)) }
+        let reloaded = indicators.reloading()
+        defer { reloaded() }
         log.log(.notice, "reloading configuration", ["path": options.configurationPath])
-        defer { if announce { notify(.ready) } }
         let fresh: GatewayConfiguration
         do {
             fresh = try GatewayConfiguration.load(path: options.configurationPath)
@@ -346,6 +340,7 @@ public final class GatewayAgent {
         let previous = configuration
         configuration = fresh
         log.minimumLevel = Severity(fresh.gateway.logLevel)
+        indicators.log.minimumLevel = log.minimumLevel
         let actions = core.reload(GatewayAgent.doorSetup(fresh, appVersion: options.appVersion), at: loop.now)
         if proofs == nil, core.needsConnections, let link { startProofs(link) }
         perform(actions)

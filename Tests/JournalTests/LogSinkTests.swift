@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import JournalFixtures
 import XCTest
 @testable import Journal
 

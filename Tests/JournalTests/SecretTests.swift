@@ -1,3 +1,4 @@
+import JournalFixtures
 import XCTest
 @testable import Journal
 

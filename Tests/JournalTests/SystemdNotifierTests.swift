@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import EventLoop
+import JournalFixtures
 import XCTest
 @testable import Journal
 
