@@ -3,10 +3,12 @@ import Fleet
 import Forwarder
 import GatewayCore
 import Host
+import Store
 
 /// What the agent keeps for the heartbeat, the metrics and `status` (see docs/fleet.md):
 /// counters bumped as things happen (one increment each), the mode and roster status in
-/// one place (the server roster sets them), the last few events, and the endpoints.
+/// one place (the server roster sets them), and the last few events. The endpoints that
+/// report them are FleetDriver's.
 final class FleetObserver {
     // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
     @exclusivity(unchecked) var counters = FleetCounters()
@@ -28,22 +30,6 @@ final class FleetObserver {
     private(set) var reportsPerSecond = 0.0
     static let rateWindow: Duration = .seconds(5)
 
-    var heartbeat: HeartbeatSender?
-    var heartbeatTimer: EventLoop.TimerHandle?
-    /// The interval the heartbeat timer runs at.
-    var heartbeatInterval: Duration?
-    /// Whether the last heartbeat failed: failures and recoveries are logged once each.
-    var heartbeatFailing: Bool?
-    var metricsServer: LocalServer?
-    /// The last `/metrics` body and when it was made: requests within a second get it
-    /// again, so a client that asks in a loop costs one snapshot a second, not one each.
-    var metricsBody: (at: Instant, text: String)?
-    static let metricsBodyLifetime: Duration = .seconds(1)
-    var statusServer: LocalServer?
-    var textfileTimer: EventLoop.TimerHandle?
-    /// The roster from the server (GatewayAgent+Roster); nil without `[server] roster = true`.
-    var serverRoster: ServerRosterDriver?
-    var textfileFailing = false
 
     init(now: Instant, wallMilliseconds: Int64) {
         startedAt = now
@@ -103,5 +89,21 @@ final class FleetObserver {
             state: fleetState, address: info?.address.description, family: info?.commandFamily.description,
             resets: Int(clamping: counters.controllerResets)
         )
+    }
+}
+
+extension FleetCounters.CorruptionCounts {
+    /// A database reported corrupt, as the store's recovery found it.
+    mutating func count(_ recovery: CorruptionRecovery) {
+        switch recovery {
+        case .sound:
+            sound &+= 1
+        case let .movedAside(moved):
+            movedAside &+= 1
+            salvagedEvents &+= UInt64(moved.salvage.events)
+            salvagedPresence &+= UInt64(moved.salvage.presence)
+            unreadableStretches &+= UInt64(moved.salvage.unreadableStretches)
+            if moved.salvage.unreadable { unreadableFiles &+= 1 }
+        }
     }
 }

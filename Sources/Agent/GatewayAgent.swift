@@ -49,13 +49,9 @@ public final class GatewayAgent {
     let options: Options
     var configuration: GatewayConfiguration
     let loop: EventLoop
-    /// The real clock, for measuring how long work took (a roster switch); every decision
-    /// reads the loop's clocks (`loop.now`, `loop.wallMilliseconds`), which a test replaces.
-    let systemClock = SystemClock()
     /// Whether the system clock is synchronised (a test substitutes it); see GatewayAgent+ClockSync.
     var clockSync: any ClockSyncSource = KernelClockSync()
     var log: LogSink
-    var store: Store?
     var link: ControllerDriver?
     /// Every decision: matching, presence, connections and proofs, what is committed and
     /// saved when (sans-IO; this class performs what it returns, in order).
@@ -63,28 +59,44 @@ public final class GatewayAgent {
     // call that returned it): no runtime exclusivity check per report.
     @exclusivity(unchecked) var core: DoorCore
     /// The stored presence was read (at start, or when a store that could not be opened
-    /// at start first opens: GatewayAgent+StoreHealth).
+    /// at start first opens).
     var presenceRestored = false
-    /// Events the last run could not store, read from the runtime directory and not yet
-    /// stored (GatewayAgent+HeldEvents).
-    var heldEvents: HeldEventsFile?
-    /// The held-events file there could not be used (unreadable, another database's):
-    /// it is not overwritten at the stop.
-    var heldEventsFileBlocked = false
     lazy var coreTimer = DeadlineTimer(loop: loop) { [unowned self] in self.coreTimerFired() }
-    /// Whether events can be stored, and when to try the disk again (GatewayAgent+StoreHealth).
-    var storeHealth = StoreHealth()
-    /// The last database reported corrupt was found sound (GatewayAgent+StoreHealth).
-    var storeFoundSoundBefore = false
-    lazy var storeRetryTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retryStore() }
-    /// Outbox retention, with or without a server (GatewayAgent+Retention).
-    lazy var retention = RetentionSchedule(startedAt: loop.now)
-    lazy var retentionTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retentionDue() }
+    /// The outbox and persisted presence, their health, the events held over a restart
+    /// and retention.
+    lazy var storage: StoreDriver = StoreDriver(
+        loop: loop, log: log, stateDirectory: configuration.gateway.stateDirectory,
+        hooks: StoreDriver.Hooks(
+            troubleChanged: { [unowned self] inTrouble in
+                self.fleet.counters.diskTrouble = inTrouble ? 1 : 0
+                self.indicators.storeTrouble(inTrouble)
+            },
+            recovered: { [unowned self] recovery in self.fleet.counters.corruption.count(recovery) },
+            uncommittedCount: { [unowned self] in self.core.uncommittedCount },
+            retryCommits: { [unowned self] in self.perform(self.core.retryCommits(at: self.loop.now)) },
+            // Delivery reads the store: stopped while it is closed and opened again.
+            closing: { [unowned self] in self.delivery.stop() },
+            reopened: { [unowned self] store in self.storeReopened(store) },
+            heldEventsStored: { [unowned self] in self.delivery.kick() }
+        )
+    )
+    /// The store while one is open.
+    var store: Store? { storage.store }
     var fatal: String?
     var stopping = false
-    var forwarder: Forwarder?
+    /// Delivery of the outbox to the server.
+    lazy var delivery: DeliveryDriver = DeliveryDriver(
+        loop: loop, log: log, appVersion: options.appVersion,
+        onEvent: { [unowned self] event in
+            self.fleet.forwarderEvent(event)
+            // A damaged file found by delivery's reads is the door's disk trouble too: one
+            // policy (examined, rebuilt or moved aside with a salvage).
+            if case let .storeFailed(error) = event, error.trouble == .corrupt { self.storage.failed(error) }
+        },
+        onDelivered: { [unowned self] created, delivered in self.fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }
+    )
     /// The LEDs, systemd's notifications and the watchdog.
-    lazy var indicators = IndicatorsDriver(
+    lazy var indicators: IndicatorsDriver = IndicatorsDriver(
         loop: loop, log: log, notifier: SystemdNotifier.fromEnvironment(), watchdogInterval: SystemdNotifier.watchdogInterval(),
         facts: { [unowned self] in self.statusFacts() }
     )
@@ -96,8 +108,20 @@ public final class GatewayAgent {
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
     /// the first request.
     var enrolment: EnrolmentDriver?
-    /// Counters and endpoints for the heartbeat, metrics and `status` (GatewayAgent+Fleet).
+    /// Counters for the heartbeat, metrics and `status`.
     lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: loop.wallMilliseconds)
+    /// The roster from the server; nil without `[server] roster = true`.
+    var roster: RosterDriver?
+    /// The heartbeat, `/metrics`, the textfile and the status socket.
+    lazy var fleetEndpoints: FleetDriver = FleetDriver(
+        loop: loop, log: log, counters: fleet, appVersion: options.appVersion,
+        sources: FleetDriver.Sources(
+            snapshot: { [unowned self] in self.fleetSnapshot() },
+            statusReport: { [unowned self] in self.statusReport() },
+            beforeHeartbeat: { [unowned self] in self.delivery.kick() },
+            takeOver: { [unowned self] head in self.enrolmentTakeOver(head) }
+        )
+    )
 
     /// The presence engine inside the core (read-only here: decisions are the core's).
     var presence: PresenceEngine { core.presence }
@@ -122,15 +146,16 @@ public final class GatewayAgent {
         // it is until told; a Pi without a real-time clock boots unsynchronised).
         perform(core.observeClock(readClock(), at: loop.now))
         // Without a usable store the door still scans and decides; the store is tried
-        // again on a backoff (GatewayAgent+StoreHealth).
-        loadHeldEvents()
-        openStoreOrRetry()
-        storeHeldEventsOrRetry()
+        // again on a backoff (StoreDriver).
+        storage.loadHeldEvents()
+        storage.openOrRetry()
+        storage.storeHeldEventsOrRetry()
         startRoster()
         restorePresence()
-        indicators.startLEDs(configuration.leds, storeTrouble: storeHealth.trouble != nil)
-        startForwarder()
-        startRetention()
+        indicators.startLEDs(configuration.leds, storeTrouble: storage.trouble != nil)
+        delivery.start(configuration, store: store)
+        storage.hasServer = { [unowned self] in self.configuration.server != nil }
+        storage.startRetention()
         startFleet()
 
         let spec = configuration.bluetooth.transport
@@ -212,14 +237,12 @@ public final class GatewayAgent {
     func finish() {
         enrolment?.stop()
         link?.stop()
-        forwarder?.stop()
+        delivery.stop()
         stopFleet()
         indicators.stop()
         let now = loop.now
         perform(core.shutdown(at: now))
-        keepHeldEvents()
-        // In the file now: what the closing checkpoint stores must not remove it.
-        heldEvents = nil
+        perform(storage.keepHeldEvents(core.heldAtShutdown(personIds: configuration.persons.map(\.id))))
         perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         // Last, so saving overlapped with the close of the transport that stop() started.
         link?.waitForHandBack(log: log)
@@ -228,24 +251,23 @@ public final class GatewayAgent {
             "open_visits": "\(presence.openVisits)",
         ])
         loop.stopHandlingSignals()
-        store = nil
+        storage.close()
     }
 
     // MARK: Store
 
-    func openStore() throws(AgentError) {
-        let directory = configuration.gateway.stateDirectory
-        if mkdir(directory, 0o750) != 0 && errno != EEXIST {
-            throw .stateDirectory(directory, errno: errno)
+    /// A store opened again after trouble: what it holds is restored when the store could
+    /// not be opened at start (its stored visits checked out ahead of what was decided
+    /// meanwhile: DoorCore.restore); otherwise every record is written again, since the
+    /// file may be a fresh one (a corrupt database moved aside) and an open visit's record
+    /// must be on disk before a crash could need it. Delivery reads it again.
+    func storeReopened(_ store: Store) {
+        if !presenceRestored {
+            restorePresence()
+        } else {
+            perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         }
-        let path = Store.path(stateDirectory: directory)
-        do {
-            let opened = try Store.openRecovering(path: path, configuration: Self.storeConfiguration, suffix: corruptDatabaseSuffix())
-            if let moved = opened.movedAside { announceMovedAside(moved) }
-            store = opened.store
-        } catch {
-            throw .store(path, error)
-        }
+        if configuration.server != nil { delivery.start(configuration, store: store) }
     }
 
     /// Once, with the first store opened: the stored records go into the core (which keeps
@@ -255,7 +277,7 @@ public final class GatewayAgent {
         presenceRestored = true
         let stored: [String: [UInt8]]
         do {
-            stored = overlayingHeldRecords(try store.loadPresence())
+            stored = storage.overlayingHeldRecords(try store.loadPresence())
         } catch {
             log.log(.error, "cannot read persisted presence, starting with everyone outside", ["error": error.description])
             return
@@ -298,24 +320,6 @@ public final class GatewayAgent {
         perform(core.tick(at: loop.now, clock: readClock()))
     }
 
-    // MARK: Controller
-
-    func controllerStateChanged(_ state: HostState) {
-        switch state {
-        case .scanning(let info):
-            controllerUp()
-            log.log(.notice, "controller up", [
-                "address": info.address.description, "commands": info.commandFamily.description,
-                "accept_list": "\(info.filterAcceptListSize)",
-            ])
-        case .recovering(let reason, let attempt):
-            controllerDown()
-            log.log(attempt == 1 ? .warning : .info, "controller down", ["reason": reason.description, "attempt": "\(attempt)"])
-        case .starting, .initializing:
-            break
-        }
-    }
-
     // MARK: Reload (SIGHUP)
 
     func reload() {
@@ -339,13 +343,22 @@ public final class GatewayAgent {
     func apply(_ fresh: GatewayConfiguration) {
         let previous = configuration
         configuration = fresh
-        log.minimumLevel = Severity(fresh.gateway.logLevel)
-        indicators.log.minimumLevel = log.minimumLevel
+        setLogLevel(Severity(fresh.gateway.logLevel))
         let actions = core.reload(GatewayAgent.doorSetup(fresh, appVersion: options.appVersion), at: loop.now)
         if proofs == nil, core.needsConnections, let link { startProofs(link) }
         perform(actions)
-        reloadForwarder(fresh)
+        delivery.reload(fresh, store: store)
         reloadFleet(fresh, previous: previous)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
+    }
+
+    /// `[gateway] log_level`, for the agent and every driver that logs.
+    func setLogLevel(_ level: Severity) {
+        log.minimumLevel = level
+        indicators.log.minimumLevel = level
+        fleetEndpoints.log.minimumLevel = level
+        roster?.log.minimumLevel = level
+        delivery.log.minimumLevel = level
+        storage.log.minimumLevel = level
     }
 }

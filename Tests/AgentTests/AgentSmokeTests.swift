@@ -28,11 +28,12 @@ final class AgentSmokeTests: XCTestCase {
         }
         let configuration = GatewayConfiguration(gateway: .init(id: "door-1", stateDirectory: directory))
         let agent = GatewayAgent(options: .init(configurationPath: "gateway.toml", configuration: configuration, appVersion: "test"))
-        try agent.openStore()
+        agent.storage.openOrRetry()
+        XCTAssertNil(agent.storage.trouble)
         agent.restorePresence()
         XCTAssertEqual(agent.core.counters.checkouts, 1)
         XCTAssertEqual(agent.core.uncommittedCount, 0)
-        agent.store = nil
+        agent.storage.close()
 
         let store = try Store(path: path)
         let events = try store.list(states: [.pending], limit: 10)

@@ -56,13 +56,20 @@ away_after_s = 3
 """
 
 
+def default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Enrolment:
     """`beacon-gateway enroll` with its standard error in a file, read by polling."""
 
     def __init__(self, binary, config, *arguments: str) -> None:
         self._stderr = tempfile.TemporaryFile("w+")
+        # Ctrl-C's default action, whatever the test runner inherited (a shell without job
+        # control starts background jobs with SIGINT ignored, and exec keeps that).
         self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+                                        preexec_fn=default_interrupt)
 
     def stderr(self) -> str:
         self._stderr.seek(0)

@@ -1,17 +1,17 @@
 import EventLoop
 import Store
 
-/// Retention (docs/event-api.md, "Retention"): the agent prunes its outbox, with or
-/// without a server, in batches on the `RetentionSchedule`.
-extension GatewayAgent {
-    var retentionPolicy: RetentionPolicy { .forDoor(hasServer: configuration.server != nil) }
+/// Retention (docs/event-api.md, "Retention"): the outbox is pruned, with or without a
+/// server, in batches on the `RetentionSchedule`.
+extension StoreDriver {
+    var retentionPolicy: RetentionPolicy { .forDoor(hasServer: hasServer()) }
 
     func startRetention() {
         retentionTimer.arm(at: retention.next)
     }
 
     func retentionDue() {
-        guard let store, storeHealth.trouble == nil else {
+        guard let store, health.trouble == nil else {
             // Nothing to prune without a store that takes writes; tried again later.
             _ = retention.batchFinished(pruned: nil, more: false, at: loop.now)
             retentionTimer.arm(at: retention.next)
@@ -25,8 +25,8 @@ extension GatewayAgent {
             outcome = retention.batchFinished(pruned: nil, more: false, at: loop.now)
             log.log(.warning, "outbox retention failed; tried again in an hour", ["error": error.description])
             // A damaged file found by retention's reads: the same policy as any other path's
-            // (examined, then kept or moved aside with a salvage: GatewayAgent+StoreHealth).
-            if error.trouble == .corrupt { storeFailed(error) }
+            // (examined, then kept or moved aside with a salvage).
+            if error.trouble == .corrupt { failed(error) }
         }
         if case let .finished(pruned) = outcome, pruned.total > 0 {
             try? store.releaseFreePages()

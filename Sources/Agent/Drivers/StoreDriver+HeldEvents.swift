@@ -10,7 +10,7 @@ import Store
 /// restart"): at the stop they go to `held-events` in the runtime directory (a tmpfs, so
 /// a read-only or full card does not matter), at the next start they are stored before
 /// anything is decided, and the file is removed only once they are.
-extension GatewayAgent {
+extension StoreDriver {
     static let heldEventsFileName = "held-events"
 
     /// `$RUNTIME_DIRECTORY/held-events`, else `/run/beacon-gateway/held-events` (the
@@ -18,8 +18,6 @@ extension GatewayAgent {
     var heldEventsPath: String {
         StatusSocketPath.directory(of: StatusSocketPath.resolve()) + "/" + Self.heldEventsFileName
     }
-
-    var databasePath: String { Store.path(stateDirectory: configuration.gateway.stateDirectory) }
 
     // MARK: At start
 
@@ -45,7 +43,7 @@ extension GatewayAgent {
         do {
             held = try HeldEventsFile(decoding: bytes)
         } catch {
-            let target = path + ".corrupt-" + corruptDatabaseSuffix()
+            let target = path + ".corrupt-" + corruptFileSuffix()
             let moved = rename(path, target) == 0
             log.log(.error, "events held over the restart are unreadable; the file is moved aside, not used", [
                 "file": path, "reason": error.reason, "moved_to": moved ? target : "-",
@@ -75,7 +73,7 @@ extension GatewayAgent {
         guard let held = heldEvents, let store else { return }
         var sequences: [Int64?] = []
         try store.commit { transaction throws(StoreError) in
-            sequences = try self.append(held.batch, in: &transaction)
+            sequences = try Self.append(held.batch, in: &transaction)
         }
         heldEvents = nil
         let removed = unlink(heldEventsPath) == 0 || errno == ENOENT
@@ -84,7 +82,7 @@ extension GatewayAgent {
             "first_sequence": sequences.compactMap { $0 }.first.map { "\($0)" } ?? "-",
             "file": removed ? "removed" : "not removed: \(String(cString: strerror(errno)))",
         ])
-        forwarder?.kick()
+        hooks.heldEventsStored()
     }
 
     /// The stored records, with those of events still held over the restart laid over
@@ -93,16 +91,29 @@ extension GatewayAgent {
         heldEvents?.laidOver(stored) ?? stored
     }
 
+    /// Events held over the restart go to a store just opened; a failure is disk trouble
+    /// like any other (they are tried again before every write).
+    func storeHeldEventsOrRetry() {
+        guard heldEvents != nil, store != nil else { return }
+        do {
+            try storeHeldEvents()
+            succeeded()
+        } catch {
+            failed(error)
+        }
+    }
+
     // MARK: At the stop
 
     /// After the last attempt: what is still not stored (from the last run, then this
-    /// one's) is written to the held-events file; if it cannot be, each event is logged
-    /// with its key.
-    func keepHeldEvents() {
-        let current = core.heldAtShutdown(personIds: configuration.persons.map(\.id))
+    /// one's `current`) is written to the held-events file; if it cannot be, each event is
+    /// logged with its key (the returned lines). The file's events are no longer this
+    /// driver's to store: the closing checkpoint must not remove it.
+    func keepHeldEvents(_ current: DoorCommitBatch?) -> [DoorAction] {
+        defer { heldEvents = nil }
         let held: DoorCommitBatch
         switch (heldEvents?.batch, current) {
-        case (nil, nil): return
+        case (nil, nil): return []
         case let (older?, nil): held = older
         case let (nil, newer?): held = newer
         case let (older?, newer?): held = older.followed(by: newer)
@@ -119,7 +130,7 @@ extension GatewayAgent {
                 failure = Self.writeDurably(path, bytes)
             }
         }
-        perform(DoorCore.shutdownLines(held: held, keptIn: failure == nil ? path : nil, failure: failure))
+        return DoorCore.shutdownLines(held: held, keptIn: failure == nil ? path : nil, failure: failure)
     }
 
     // MARK: Files
@@ -132,9 +143,9 @@ extension GatewayAgent {
 
     /// The file's bytes, at most `limit` of them (a longer file is refused by its length).
     static func readBounded(_ path: String, limit: Int) -> BoundedRead {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard fd >= 0 else { return errno == ENOENT ? .missing : .failed(operation: "open", errno: errno) }
-        defer { close(fd) }
+        defer { Glibc.close(fd) }
         do throws(Errno) {
             return .read(try FileDescriptorIO.read(fd, upTo: limit))
         } catch {

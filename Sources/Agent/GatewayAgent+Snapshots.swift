@@ -1,0 +1,89 @@
+import Config
+import EventLoop
+import Fleet
+import Forwarder
+import GatewayCore
+import LEDs
+
+/// What the drivers read when they need it: the snapshot behind the heartbeat, `/metrics`
+/// and `status` (FleetDriver, see docs/fleet.md) and the status line's figures
+/// (IndicatorsDriver); built only when one of them asks.
+extension GatewayAgent {
+    func startFleet() {
+        fleet.roster = .file(persons: configuration.persons.count)
+        fleetEndpoints.start(configuration)
+    }
+
+    func stopFleet() {
+        stopRoster()
+        fleetEndpoints.stop()
+    }
+
+    /// SIGHUP: the persons count and the endpoints' settings.
+    func reloadFleet(_ fresh: GatewayConfiguration, previous: GatewayConfiguration) {
+        fleet.roster = .file(persons: fresh.persons.count)
+        fleetEndpoints.reload(fresh, previous: previous)
+    }
+
+    // MARK: Snapshots
+
+    func fleetSnapshot() -> FleetSnapshot {
+        let now = loop.now
+        let wall = loop.wallMilliseconds
+        var outbox = OutboxSnapshot()
+        if let store, let status = try? store.status(nowMillis: wall) {
+            outbox = OutboxSnapshot(pending: status.pending, dead: status.dead, rejected: status.rejected,
+                                    oldestPendingSeconds: Double(status.oldestPendingAgeMillis ?? 0) / 1000)
+        }
+        let uptime = now - fleet.startedAt
+        return FleetSnapshot(
+            gatewayId: configuration.gateway.id, siteId: configuration.gateway.site, doorId: configuration.gateway.door,
+            version: options.appVersion, startedAtMillis: fleet.startedAtMillis, nowMillis: wall,
+            uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
+            mode: fleet.mode, controller: fleet.controller(link?.host.state, info: link?.host.controllerInfo),
+            scanning: link?.host.isControllerAnswering ?? false, present: presence.openVisits,
+            reportsPerSecond: fleet.measureRate(at: now), outbox: outbox, roster: rosterStatus(),
+            lastEventAtMillis: fleet.lastEventAtMillis, counters: fleet.counters,
+            process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
+        )
+    }
+
+    func statusReport() -> StatusReport {
+        let snapshot = fleetSnapshot()
+        let visits = core.openVisits(at: loop.now).map { visit in
+            OpenVisitSnapshot(personId: visit.personId, state: "\(visit.state)", sinceMillis: visit.visitStartWallMilliseconds,
+                              rssi: visit.filteredRSSI, tag: visit.tagId, proven: visit.proven)
+        }
+        return StatusReport(snapshot: snapshot, visits: visits, recentEvents: fleet.recentEvents)
+    }
+
+    // MARK: Status
+
+    /// The status line's figures: the controller, the server's mode, presence, the
+    /// outbox (and the amber LED from delivery), the disk and the clock.
+    func statusFacts() -> IndicatorsDriver.StatusFacts {
+        var backlog = 0
+        var amber: LEDPatternEngine.OutboxState = .empty
+        if let status = delivery.status() {
+            backlog = status.backlog
+            amber = status.amber.ledState
+        } else if let store, let status = try? store.status(nowMillis: loop.wallMilliseconds) {
+            backlog = status.backlog
+        }
+        return IndicatorsDriver.StatusFacts(
+            scanning: link?.host.isControllerAnswering ?? false, paused: fleet.mode == .paused, present: presence.openVisits,
+            backlog: backlog, outbox: amber, diskTrouble: storage.trouble.map { "\($0)" },
+            clockSynchronised: clockSynchronisedNow()
+        )
+    }
+}
+
+extension AmberIndication {
+    var ledState: LEDPatternEngine.OutboxState {
+        switch self {
+        case .off: .empty
+        case .blink: .waiting
+        case .steady: .refused
+        }
+    }
+}
