@@ -51,12 +51,7 @@ extension GatewayAgent {
         connect.onRSSI = { [unowned self] tagIndex, _, rssi, now in
             self.perform(self.core.connectionRSSI(tagIndex: tagIndex, rssi: rssi, at: now))
         }
-        runner.onFinished = { [unowned self] outcome in
-            let result = DoorProofResult(tagId: outcome.tag, failure: outcome.failure, roundTripMilliseconds: outcome.roundTripMilliseconds,
-                                         handles: outcome.handles, attRoundTrips: outcome.attRoundTrips,
-                                         usedCachedHandles: outcome.usedCachedHandles)
-            self.perform(self.core.proofFinished(result, at: outcome.finishedAt))
-        }
+        runner.onFinished = { [unowned self] outcome, now in self.perform(self.core.proofFinished(outcome, at: now)) }
         log.log(.info, "connections", ["tags": "\(core.connectionTagCount)", "mode": b.connectMode.rawValue,
                                        "max_connections": "\(b.maxConnections)"])
     }

@@ -99,7 +99,7 @@ final class ProveSession {
         self.connect = connect
         self.runner = runner
         connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
-        runner.onFinished = { [unowned self] outcome in self.finished(outcome) }
+        runner.onFinished = { [unowned self] outcome, now in self.finished(outcome, at: now) }
 
         _ = loop.schedule(after: timeout) { [unowned self] in
             self.timedOut = true
@@ -136,12 +136,12 @@ final class ProveSession {
                      connectDuration: connectDuration, now: now)
     }
 
-    private func finished(_ outcome: ProofOutcome) {
+    private func finished(_ outcome: ProofOutcome, at now: Instant) {
         tryInProof += 1
         if let handles = outcome.handles, outcome.ok {
-            book.recordSuccess(tag: target.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: outcome.finishedAt)
+            book.recordSuccess(tag: target.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: now)
         } else if let failure = outcome.failure {
-            _ = book.recordFailure(tag: target.tagId, reason: failure, now: outcome.finishedAt)
+            _ = book.recordFailure(tag: target.tagId, reason: failure, now: now)
         }
         let wait: Duration? = (proofsDone == 0 && tryInProof == 1) ? heardAt.flatMap { heard in scanningSince.map { heard - $0 } } : nil
         report(outcome, proof: proofsDone + 1, try: tryInProof, wait: wait)
@@ -163,7 +163,7 @@ final class ProveSession {
         let total = (wait ?? .zero) + (t.connect ?? .zero) + t.discovery + t.write + t.read + t.verify
         if json {
             var object = JSONObjectWriter()
-            object.add("tag", outcome.tag)
+            object.add("tag", outcome.tagId)
             object.add("proof", proof)
             object.add("try", attempt)
             object.add("ok", outcome.ok)
@@ -182,9 +182,9 @@ final class ProveSession {
             return
         }
         if outcome.ok {
-            print("\(outcome.tag): proof valid")
+            print("\(outcome.tagId): proof valid")
         } else {
-            print("\(outcome.tag): proof FAILED: \(outcome.failure.map { "\($0.name) (\($0))" } ?? "unknown")")
+            print("\(outcome.tagId): proof FAILED: \(outcome.failure.map { "\($0.name) (\($0))" } ?? "unknown")")
         }
         func line(_ label: String, _ value: Duration?) {
             let text = value.map { Self.format(Self.ms($0)) } ?? "-"
