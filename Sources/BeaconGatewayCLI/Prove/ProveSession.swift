@@ -41,8 +41,7 @@ final class ProveSession {
     private let json: Bool
     private let loop = EventLoop()
     private var link: ControllerDriver?
-    private var connect: ConnectSchedulerDriver?
-    private var runner: ProofRunner?
+    private var proofs: ProofDrivers?
     private var matcher: TagMatcher
     private var book = ProofBook(policy: .init(maxConsecutiveFailures: .max))
     private var scanningSince: Instant?
@@ -84,22 +83,17 @@ final class ProveSession {
             self.fatal = error.message
             self.loop.stop()
         }
-        let connect = ConnectSchedulerDriver(
+        let proofs = ProofDrivers(
             link: link,
             configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
-        let dataPath = DataPathDriver(link: link)
-        let runner = ProofRunner(dataPath: dataPath)
-        dataPath.attach()
-        connect.attach()
         link.stateChangeListeners.add { [unowned self] state in
             if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
         }
-        self.connect = connect
-        self.runner = runner
-        connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
-        runner.onFinished = { [unowned self] outcome, now in self.finished(outcome, at: now) }
+        self.proofs = proofs
+        proofs.connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
+        proofs.runner.onFinished = { [unowned self] outcome, now in self.finished(outcome, at: now) }
 
         _ = loop.schedule(after: timeout) { [unowned self] in
             self.timedOut = true
@@ -126,14 +120,12 @@ final class ProveSession {
         var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
         // Heard through another identity: connect to the configured address anyway.
         if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
-        connect?.want(tagIndex: 0, peer: peer)
+        proofs?.connect.want(tagIndex: 0, peer: peer)
     }
 
     private func connected(handle: UInt16, at now: Instant) {
-        guard let runner, let key = target.key else { return }
-        let connectDuration = connect?.lastCreateConnectionAt.map { now - $0 }
-        runner.start(handle: handle, tag: target.tagId, key: key, cachedHandles: book.cachedHandles(tag: target.tagId),
-                     connectDuration: connectDuration, now: now)
+        guard let key = target.key else { return }
+        proofs?.startProof(on: handle, tagId: target.tagId, key: key, cachedHandles: book.cachedHandles(tag: target.tagId), at: now)
     }
 
     private func finished(_ outcome: ProofOutcome, at now: Instant) {
@@ -151,7 +143,7 @@ final class ProveSession {
             tryInProof = 0
         }
         if proofsDone >= count {
-            connect?.unwant(tagIndex: 0)
+            proofs?.connect.unwant(tagIndex: 0)
             // Let the Disconnect go out before the transport closes.
             _ = loop.schedule(after: .milliseconds(100)) { [unowned self] in self.loop.stop() }
         }
