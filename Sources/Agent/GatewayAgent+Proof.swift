@@ -25,7 +25,8 @@ extension GatewayAgent {
         return result
     }
 
-    /// Builds connections and proofs on the link, before `link.start()` (or at a reload).
+    /// Builds connections and proofs on the link, before `link.start()` (or at a reload, on
+    /// the data path an enrolment window may have made already).
     func startProofs(_ link: ControllerDriver) {
         guard core.needsConnections else { return }
         let b = configuration.bluetooth
@@ -33,9 +34,11 @@ extension GatewayAgent {
             link: link,
             configuration: ConnectScheduler.Configuration(mode: b.connectMode == .direct ? .direct : .acceptList,
                                                           maxConnections: b.maxConnections),
-            activeScanning: b.scan == .active
+            activeScanning: b.scan == .active,
+            dataPath: enrolment?.dataPath
         )
         self.proofs = proofs
+        hearDataPath(proofs.dataPath)
         let connect = proofs.connect
         connect.onLog = { [unowned self] message in self.log.log(.info, message) }
         connect.onConnected = { [unowned self] tagIndex, handle, now in

@@ -34,9 +34,12 @@ public final class ProofRunner {
             var generator = SystemRandomNumberGenerator()
             return ProofProtocol.makeChallenge(using: &generator)
         }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
-            self.attempts[handle]?.closeReason = reason
-        }
+    }
+
+    /// The data path closed `handle` (its `onConnectionClosed`): a handshake on it ends with
+    /// this reason (a controller reset is not the tag's failure).
+    public func connectionClosed(_ handle: UInt16, reason: LEDataPath.CloseReason) {
+        attempts[handle]?.closeReason = reason
     }
 
     public var runningHandles: [UInt16] { attempts.keys.sorted() }

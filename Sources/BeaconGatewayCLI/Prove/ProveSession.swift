@@ -88,10 +88,16 @@ final class ProveSession {
             configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
-        link.stateChangeListeners.add { [unowned self] state in
+        // Who hears what, in which order (docs/architecture.md): the proof drivers, then the
+        // session's own bookkeeping.
+        self.proofs = proofs
+        link.onStateChanged = { [unowned self, unowned proofs] state in
+            proofs.hostStateChanged(state)
             if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
         }
-        self.proofs = proofs
+        link.onEvent = { [unowned proofs] event, now in proofs.handle(event, now: now) }
+        link.onACLData = { [unowned proofs] packet, now in proofs.receiveACL(packet, now: now) }
+        proofs.dataPath.onConnectionClosed = { [unowned proofs] handle, reason, _ in proofs.connectionClosed(handle, reason: reason) }
         proofs.connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
         proofs.runner.onFinished = { [unowned self] outcome, now in self.finished(outcome, at: now) }
 
