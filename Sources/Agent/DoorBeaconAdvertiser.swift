@@ -15,8 +15,8 @@ import Journal
 /// A failed step is logged with its HCI status and the sequence stops; the next
 /// recovery tries again (retrying at once would most likely fail the same way).
 public final class DoorBeaconAdvertiser {
-    /// Unowned: once attached, the link's listener and its command completions own the
-    /// advertiser (no cycle), so the agent needs no property for it.
+    /// Unowned: the agent holds both, and the link's command completions hold the
+    /// advertiser (no cycle).
     public unowned let link: ControllerDriver
     public let beacon: DoorBeacon
     public private(set) var sequence: DoorBeaconSequence
@@ -29,10 +29,9 @@ public final class DoorBeaconAdvertiser {
         sequence = DoorBeaconSequence(beacon: beacon)
     }
 
-    /// Builds the beacon from `[advertise]` and attaches it to the link; `nil` (and
-    /// nothing attached) without `[advertise]`. The link's listeners keep it alive.
-    @discardableResult
-    public static func attach(to link: ControllerDriver, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
+    /// Builds the beacon from `[advertise]` for the link; `nil` without `[advertise]`. The
+    /// link's state changes reach it through its owner (`hostStateChanged(_:)`).
+    public static func make(on link: ControllerDriver, advertise: GatewayConfiguration.Advertise?, log: LogSink) -> DoorBeaconAdvertiser? {
         guard let advertise, let beacon = DoorBeacon(advertise) else { return nil }
         if beacon.intervalWasClamped {
             log.log(.warning, "advertising interval clamped to the limit of the PDU type", [
@@ -40,16 +39,11 @@ public final class DoorBeaconAdvertiser {
             ])
         }
         let advertiser = DoorBeaconAdvertiser(link: link, beacon: beacon, log: log)
-        advertiser.attach()
-        return advertiser
-    }
-
-    /// Registers with the link for host states (behind the listeners already registered).
-    public func attach() {
-        link.stateChangeListeners.add { [self] state in self.hostStateChanged(state) }
+        // Built on a link that answers already: it starts from the controller's state.
         if let info = link.host.controllerInfo, link.host.isControllerAnswering {
-            hostStateChanged(.scanning(info))
+            advertiser.hostStateChanged(.scanning(info))
         }
+        return advertiser
     }
 
     public func hostStateChanged(_ state: HostState) {

@@ -26,7 +26,8 @@ final class EnrolmentDriver {
     }
 
     private let link: ControllerDriver
-    private let dataPath: DataPathDriver
+    /// The controller's data path: the proofs' when the door makes connections, else its own.
+    let dataPath: DataPathDriver
     private let gattServer: GATTServerDriver
     private let doorBeacon: DoorBeaconAdvertiser?
     private let connect: ConnectSchedulerDriver?
@@ -38,8 +39,9 @@ final class EnrolmentDriver {
         self.step { $0.timerFired(now: self.link.loop.now) }
     }
 
-    /// The data path must be attached to the link already; `connect`, when the door makes
-    /// connections, is the scheduler to pause on controllers that need it.
+    /// What the link and the data path report reaches it through the agent
+    /// (GatewayAgent+FanOut); `connect`, when the door makes connections, is the scheduler
+    /// to pause on controllers that need it.
     init(link: ControllerDriver, dataPath: DataPathDriver, doorBeacon: DoorBeaconAdvertiser?, connect: ConnectSchedulerDriver?,
          activeScanning: Bool, gatewayId: String, log: LogSink) throws(GATTDatabaseError) {
         self.link = link
@@ -53,15 +55,6 @@ final class EnrolmentDriver {
         // the phone pair (docs/pairing.md).
         gattServer = GATTServerDriver(dataPath: dataPath, database: try .enrolment(deviceName: gatewayId, gatewayId: gatewayId))
         gattServer.attach()
-        dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in
-            self.step { $0.connectionClosed(handle: handle, now: now) }
-        }
-        link.stateChangeListeners.add { [unowned self] state in
-            guard case .recovering = state else { return }
-            // A reset ends the advertising and the phone's link with it.
-            self.end("the controller was reset during the window")
-        }
     }
 
     var isOpen: Bool { window != nil }
@@ -112,6 +105,25 @@ final class EnrolmentDriver {
     }
 
     // MARK: Inputs
+
+    func hostStateChanged(_ state: HostState) {
+        guard case .recovering = state else { return }
+        // A reset ends the advertising and the phone's link with it.
+        end("the controller was reset during the window")
+    }
+
+    /// A peripheral connection's happening: the GATT server first, so the connection's
+    /// server exists and knows the link's security before the window acts on it.
+    func peripheralAction(_ action: LEDataPath.Action, now: Instant) {
+        gattServer.peripheralAction(action)
+        peripheral(action, now: now)
+    }
+
+    /// A connection closed: the GATT server drops its server, then the window hears of it.
+    func connectionClosed(_ handle: UInt16, now: Instant) {
+        gattServer.connectionClosed(handle)
+        step { $0.connectionClosed(handle: handle, now: now) }
+    }
 
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {

@@ -38,7 +38,7 @@ extension GatewayAgent {
             dataPath = proofs.dataPath
         } else {
             dataPath = DataPathDriver(link: link)
-            dataPath.attach()
+            hearDataPath(dataPath)
         }
         do {
             enrolment = try EnrolmentDriver(link: link, dataPath: dataPath, doorBeacon: doorBeacon, connect: proofs?.connect,

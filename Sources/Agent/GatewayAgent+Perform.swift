@@ -22,10 +22,7 @@ extension GatewayAgent {
         case let .unwant(tagIndex):
             proofs?.connect.unwant(tagIndex: tagIndex)
         case let .startProof(start):
-            guard let proofs else { return }
-            let connectDuration = proofs.connect.lastCreateConnectionAt.map { start.at - $0 }
-            proofs.runner.start(handle: start.handle, tag: start.tagId, key: start.key, cachedHandles: start.cachedHandles,
-                                connectDuration: connectDuration, now: start.at)
+            proofs?.startProof(on: start.handle, tagId: start.tagId, key: start.key, cachedHandles: start.cachedHandles, at: start.at)
         case let .disconnect(handle):
             proofs?.dataPath.disconnect(handle)
         case let .log(line):

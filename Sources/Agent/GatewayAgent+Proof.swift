@@ -25,22 +25,21 @@ extension GatewayAgent {
         return result
     }
 
-    /// Wires connections and proofs onto the link, before `link.start()`: the data path
-    /// registers its listeners first, then the connect scheduler (see `ConnectSchedulerDriver`).
+    /// Builds connections and proofs on the link, before `link.start()` (or at a reload, on
+    /// the data path an enrolment window may have made already).
     func startProofs(_ link: ControllerDriver) {
         guard core.needsConnections else { return }
         let b = configuration.bluetooth
-        let connect = ConnectSchedulerDriver(
+        let proofs = ProofDrivers(
             link: link,
             configuration: ConnectScheduler.Configuration(mode: b.connectMode == .direct ? .direct : .acceptList,
                                                           maxConnections: b.maxConnections),
-            activeScanning: b.scan == .active
+            activeScanning: b.scan == .active,
+            dataPath: enrolment?.dataPath
         )
-        let dataPath = DataPathDriver(link: link)
-        let runner = ProofRunner(dataPath: dataPath)
-        dataPath.attach()
-        connect.attach()
-        proofs = ProofDrivers(connect: connect, dataPath: dataPath, runner: runner)
+        self.proofs = proofs
+        hearDataPath(proofs.dataPath)
+        let connect = proofs.connect
         connect.onLog = { [unowned self] message in self.log.log(.info, message) }
         connect.onConnected = { [unowned self] tagIndex, handle, now in
             self.perform(self.core.connected(tagIndex: tagIndex, handle: handle, at: now))
@@ -51,12 +50,7 @@ extension GatewayAgent {
         connect.onRSSI = { [unowned self] tagIndex, _, rssi, now in
             self.perform(self.core.connectionRSSI(tagIndex: tagIndex, rssi: rssi, at: now))
         }
-        runner.onFinished = { [unowned self] outcome in
-            let result = DoorProofResult(tagId: outcome.tag, failure: outcome.failure, roundTripMilliseconds: outcome.roundTripMilliseconds,
-                                         handles: outcome.handles, attRoundTrips: outcome.attRoundTrips,
-                                         usedCachedHandles: outcome.usedCachedHandles)
-            self.perform(self.core.proofFinished(result, at: outcome.finishedAt))
-        }
+        proofs.runner.onFinished = { [unowned self] outcome, now in self.perform(self.core.proofFinished(outcome, at: now)) }
         log.log(.info, "connections", ["tags": "\(core.connectionTagCount)", "mode": b.connectMode.rawValue,
                                        "max_connections": "\(b.maxConnections)"])
     }

@@ -208,11 +208,10 @@ public final class GatewayAgent {
         } catch {
             return .failed("cannot handle signals: \(error)")
         }
-        // Listeners are told in the order they registered: on a state change the door
-        // beacon, the data path and the connect scheduler act before the agent does.
-        doorBeacon = DoorBeaconAdvertiser.attach(to: link, advertise: configuration.advertise, log: log)
+        doorBeacon = DoorBeaconAdvertiser.make(on: link, advertise: configuration.advertise, log: log)
         startProofs(link)
-        link.stateChangeListeners.add { [unowned self] state in self.controllerStateChanged(state) }
+        // Who hears what the controller reports, in which order: GatewayAgent+FanOut.
+        hearController(link)
         indicators.start()
         link.start()
         do {

@@ -4,11 +4,12 @@ import Host
 
 /// Drives the sans-IO `ConnectScheduler` beside a `ControllerDriver`: turns its actions into
 /// HCI commands (in the controller's command family), feeds it connection events and
-/// command results, and arms its timer. The agent and `beacon-gateway prove` use it.
+/// command results, and arms its timer. The agent and `beacon-gateway prove` use it, as
+/// part of `ProofDrivers`.
 ///
-/// It registers its listeners with the link in `attach()`. Attach the data path first
-/// (`DataPathDriver.attach()`): listeners are told in the order they registered, and the data
-/// path must have registered a new connection by the time `onConnected` runs.
+/// Its inputs, the host's states and HCI events, reach it after the data path's
+/// (`ProofDrivers.hostStateChanged(_:)`, `ProofDrivers.handle(_:now:)`): the data path must
+/// have registered a new connection by the time `onConnected` runs.
 public final class ConnectSchedulerDriver {
     public let link: ControllerDriver
     public private(set) var scheduler: ConnectScheduler
@@ -31,17 +32,12 @@ public final class ConnectSchedulerDriver {
 
     private let activeScanning: Bool
 
+    /// Built on a link that runs already (at an agent's reload), it starts from the
+    /// controller's state.
     public init(link: ControllerDriver, configuration: ConnectScheduler.Configuration, activeScanning: Bool = false) {
         self.activeScanning = activeScanning
         self.link = link
         scheduler = ConnectScheduler(configuration: configuration)
-    }
-
-    /// Registers with the link for host states and HCI events (behind the listeners
-    /// already registered), and catches up if the link is scanning already.
-    public func attach() {
-        link.stateChangeListeners.add { [unowned self] state in self.hostStateChanged(state) }
-        link.eventListeners.add { [unowned self] event, now in self.handle(event, now: now) }
         if let info = link.host.controllerInfo { hostStateChanged(.scanning(info)) }
     }
 
@@ -66,7 +62,7 @@ public final class ConnectSchedulerDriver {
 
     // MARK: Inputs
 
-    private func hostStateChanged(_ state: HostState) {
+    public func hostStateChanged(_ state: HostState) {
         let now = link.loop.now
         switch state {
         case .scanning(let info):
@@ -81,7 +77,7 @@ public final class ConnectSchedulerDriver {
         }
     }
 
-    private func handle(_ event: HCIEvent, now: Instant) {
+    public func handle(_ event: HCIEvent, now: Instant) {
         switch event {
         case .leMeta(.connectionComplete(let complete)):
             perform(scheduler.connectionCompleted(

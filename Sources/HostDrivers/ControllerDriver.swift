@@ -33,14 +33,17 @@ public final class ControllerDriver {
     public var onFatalError: (TransportError) -> Void = { _ in }
     /// A replayed capture has ended.
     public var onExhausted: () -> Void = {}
-    /// The host's state changes (scanning, recovering, …): the owner, the data path, the
-    /// connect scheduler and the door beacon all follow them.
-    public let stateChangeListeners = Listeners<HostState>()
+    /// The host's state changes (scanning, recovering, …). One handler, the link owner's:
+    /// it hands each change to the parties that follow it (the data path, the connect
+    /// scheduler, the door beacon, …) in the order it writes (docs/architecture.md, "Who
+    /// hears what, in which order").
+    public var onStateChanged: (HostState) -> Void = { _ in }
     /// HCI events the host does not consume itself (connections, disconnections,
-    /// completed packets, other LE subevents), for the data path and proofs.
-    public let eventListeners = Listeners<(HCIEvent, Instant)>()
-    /// ACL data from the controller.
-    public let aclDataListeners = Listeners<(HCIPacket, Instant)>()
+    /// completed packets, other LE subevents), for the data path and the connect
+    /// scheduler, in the order the owner's handler writes.
+    public var onEvent: (HCIEvent, Instant) -> Void = { _, _ in }
+    /// ACL data from the controller, for the data path.
+    public var onACLData: (HCIPacket, Instant) -> Void = { _, _ in }
     /// The last reason the transport could not be used, for the final message.
     public private(set) var lastTransportError: TransportError?
     /// For a replay, from its first replayed packet on: how recorded times map onto the
@@ -348,13 +351,13 @@ public final class ControllerDriver {
         case .advertisingReports(let reports):
             deliver(reports, now: now)
         case .stateChanged(let state):
-            stateChangeListeners.notify(state)
+            onStateChanged(state)
         case .log(let event):
             onLog(event)
         case .event(let event):
-            eventListeners.notify((event, now))
+            onEvent(event, now)
         case .aclData(let packet):
-            aclDataListeners.notify((packet, now))
+            onACLData(packet, now)
         case .commandFinished(let result):
             completions.removeValue(forKey: result.token)?(result.outcome, now)
         }

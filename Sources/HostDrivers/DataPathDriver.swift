@@ -2,24 +2,28 @@ import EventLoop
 import HCI
 import Host
 
-/// Drives the sans-IO `LEDataPath` on the event loop beside a `ControllerDriver`: feeds it
-/// the link's host states, events and ACL data, sends the ACL it produces, arms its
-/// timer, and submits Disconnect when it asks. One per controller: ACL credits are the
+/// Drives the sans-IO `LEDataPath` on the event loop beside a `ControllerDriver`: takes the
+/// link's host states, events and ACL data (the link owner hands them on, see
+/// docs/architecture.md, "Who hears what, in which order"), sends the ACL it produces, arms
+/// its timer, and submits Disconnect when it asks. One per controller: ACL credits are the
 /// controller's, shared by every connection.
 public final class DataPathDriver {
     public let link: ControllerDriver
     public private(set) var dataPath: LEDataPath
 
-    /// A connection ended (disconnection or controller reset), after its exchange failed.
-    public let connectionClosedListeners = Listeners<(UInt16, LEDataPath.CloseReason, Instant)>()
+    /// A connection ended (disconnection or controller reset), before its exchange is
+    /// reported failed. One handler, the owner's: it tells the parties that follow the
+    /// data path's connections (the proof runner, a GATT server, enrolment) in its order.
+    public var onConnectionClosed: (UInt16, LEDataPath.CloseReason, Instant) -> Void = { _, _, _ in }
     /// Whether an accepted L2CAP connection parameter update is applied with LE Connection
     /// Update. Off by default: proof connections last well under a second, and a
     /// controller that ignores the command would hold up the command queue for its timeout.
     public var appliesConnectionParameterUpdates = false
     /// What happens on peripheral connections (a central connected to our advertising):
-    /// the connection itself, SMP, LTK requests and encryption changes, for enrolment.
-    /// ATT requests go to `attributeRequestHandler` instead.
-    public let peripheralListeners = Listeners<(LEDataPath.Action, Instant)>()
+    /// the connection itself, SMP, LTK requests and encryption changes, for a GATT server
+    /// and enrolment, in the order the owner's handler writes. ATT requests go to
+    /// `attributeRequestHandler` instead.
+    public var onPeripheral: (LEDataPath.Action, Instant) -> Void = { _, _ in }
     /// Answers the ATT requests of a peripheral connection's central: `GATTServerDriver`
     /// plugs in here (`answerAttribute` sends its PDUs). Without it, every request is
     /// answered Request Not Supported and commands are dropped.
@@ -32,6 +36,8 @@ public final class DataPathDriver {
         self.perform(self.dataPath.timerFired(now: now), now: now)
     }
 
+    /// Built on a link that runs already (at an agent's reload, or its first enrolment
+    /// request), it starts from the controller's state.
     public init(link: ControllerDriver, configuration: LEDataPath.Configuration = .init()) {
         self.link = link
         dataPath = LEDataPath(configuration: configuration)
@@ -40,22 +46,12 @@ public final class DataPathDriver {
             guard let answer = ATTErrorResponse.requestNotSupported(answering: pdu) else { return }
             self.answerAttribute(answer, on: handle, now: now)
         }
-    }
-
-    /// Registers with the link for host states, HCI events and ACL data (behind the
-    /// listeners already registered). Whoever acts on connections the data path carries
-    /// (`ConnectSchedulerDriver`) registers after it, so the data path has seen each input first.
-    public func attach() {
-        link.stateChangeListeners.add { [unowned self] state in self.hostStateChanged(state, now: self.link.loop.now) }
-        link.eventListeners.add { [unowned self] event, now in self.handle(event, now: now) }
-        link.aclDataListeners.add { [unowned self] packet, now in self.receiveACL(packet, now: now) }
-        // The link may already be scanning when we attach.
         if let info = link.host.controllerInfo {
             hostStateChanged(.scanning(info), now: link.loop.now)
         }
     }
 
-    // MARK: Inputs (for callers wiring the link themselves)
+    // MARK: Inputs (the link owner's handlers call them)
 
     public func hostStateChanged(_ state: HostState, now: Instant) {
         perform(dataPath.hostStateChanged(state), now: now)
@@ -117,14 +113,14 @@ public final class DataPathDriver {
             case .connectionParametersAccepted(let handle, let request):
                 if appliesConnectionParameterUpdates { applyParameters(request, on: handle) }
             case .connectionClosed(let handle, let reason):
-                connectionClosedListeners.notify((handle, reason, now))
+                onConnectionClosed(handle, reason, now)
             case .attributeRequest(let handle, let pdu):
                 attributeRequestHandler(handle, pdu, now)
             case .rejectLongTermKeyRequest(let handle):
                 // Best effort: a refused or lost answer leaves the central's encryption failing.
                 link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
             case .peripheralConnected, .securityManager, .longTermKeyRequested, .encryptionChanged:
-                peripheralListeners.notify((action, now))
+                onPeripheral(action, now)
             }
         }
         armTimer()

@@ -26,7 +26,7 @@ public final class GATTServerDriver {
     public var writeHandler: (WriteRequest, Instant) -> ATTErrorCode? = { _, _ in .writeNotPermitted }
     /// What else the servers report (write commands, subscriptions, MTU, confirmations,
     /// closes), with the connection.
-    public let serverListeners = Listeners<(UInt16, GATTServer.Action, Instant)>()
+    public var onServerAction: (UInt16, GATTServer.Action, Instant) -> Void = { _, _, _ in }
 
     private struct Connection {
         var server: GATTServer
@@ -44,20 +44,25 @@ public final class GATTServerDriver {
         self.configuration = configuration
     }
 
-    /// Takes over the data path's ATT requests and follows its peripheral connections.
+    /// Takes over the data path's ATT requests. Its peripheral connections, their security
+    /// and their ends come through `peripheralAction(_:)` and `connectionClosed(_:)`, which
+    /// the data path's owner calls before the application hears of them: a connection's
+    /// server exists, and knows the link's security, by the time the application acts on it.
     public func attach() {
-        dataPath.peripheralListeners.add { [unowned self] action, _ in
-            switch action {
-            case .peripheralConnected(let complete):
-                self.connectionOpened(complete.connectionHandle)
-            case .encryptionChanged(let handle, let status, let enabled):
-                self.encryptionChanged(handle, encrypted: status.isSuccess && enabled)
-            default:
-                break
-            }
-        }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, _, _ in self.connectionClosed(handle) }
         dataPath.attributeRequestHandler = { [unowned self] handle, pdu, now in self.receive(pdu, on: handle, now: now) }
+    }
+
+    /// What the data path reports of a peripheral connection (`DataPathDriver.onPeripheral`):
+    /// a new connection gets a server, an encryption change sets its security.
+    public func peripheralAction(_ action: LEDataPath.Action) {
+        switch action {
+        case .peripheralConnected(let complete):
+            connectionOpened(complete.connectionHandle)
+        case .encryptionChanged(let handle, let status, let enabled):
+            encryptionChanged(handle, encrypted: status.isSuccess && enabled)
+        default:
+            break
+        }
     }
 
     /// The security the server checks accesses on `handle` against.
@@ -87,7 +92,8 @@ public final class GATTServerDriver {
         connections[handle]?.security.level = encrypted ? max(current, .encrypted) : .unencrypted
     }
 
-    func connectionClosed(_ handle: UInt16) {
+    /// The data path closed `handle` (`DataPathDriver.onConnectionClosed`): its server goes.
+    public func connectionClosed(_ handle: UInt16) {
         connections[handle]?.server.linkClosed()
         connections[handle] = nil
         armTimer()
@@ -125,10 +131,10 @@ public final class GATTServerDriver {
                 guard let answer = connections[handle]?.server.completeWrite(error: refusal) else { continue }
                 perform(answer, on: handle, now: now)
             case .close:
-                serverListeners.notify((handle, action, now))
+                onServerAction(handle, action, now)
                 dataPath.disconnect(handle)
             default:
-                serverListeners.notify((handle, action, now))
+                onServerAction(handle, action, now)
             }
         }
         armTimer()

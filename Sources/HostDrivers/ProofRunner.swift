@@ -12,8 +12,8 @@ import Host
 public final class ProofRunner {
     public let dataPath: DataPathDriver
     /// Called once per `start`, when the verdict is known (the Disconnect may still be on
-    /// its way).
-    public var onFinished: (ProofOutcome) -> Void = { _ in }
+    /// its way), with the time it was known.
+    public var onFinished: (ProofOutcome, Instant) -> Void = { _, _ in }
 
     private struct Attempt {
         var tag: String
@@ -34,9 +34,12 @@ public final class ProofRunner {
             var generator = SystemRandomNumberGenerator()
             return ProofProtocol.makeChallenge(using: &generator)
         }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
-            self.attempts[handle]?.closeReason = reason
-        }
+    }
+
+    /// The data path closed `handle` (its `onConnectionClosed`): a handshake on it ends with
+    /// this reason (a controller reset is not the tag's failure).
+    public func connectionClosed(_ handle: UInt16, reason: LEDataPath.CloseReason) {
+        attempts[handle]?.closeReason = reason
     }
 
     public var runningHandles: [UInt16] { attempts.keys.sorted() }
@@ -105,12 +108,12 @@ public final class ProofRunner {
         let elapsed = now - attempt.startedAt
         let milliseconds = Int(clamping: elapsed.nanosecondsClamped / 1_000_000)
         onFinished(ProofOutcome(
-            tag: attempt.tag, connectionHandle: handle, failure: failure, roundTripMilliseconds: max(0, milliseconds),
+            tagId: attempt.tag, connectionHandle: handle, failure: failure, roundTripMilliseconds: max(0, milliseconds),
             timings: timings, attRoundTrips: completion?.attRequests ?? 0,
             // Only a valid proof vouches for the handles (the cache is dropped on any failure).
             handles: failure == nil ? completion.map { ProofBook.CachedHandles(challenge: $0.handles.write, response: $0.handles.read) } : nil,
-            usedCachedHandles: completion?.usedCache ?? false, finishedAt: now
-        ))
+            usedCachedHandles: completion?.usedCache ?? false
+        ), now)
     }
 
     static func proofFailure(_ failure: GATTWriteReadExchange.Failure, closeReason: LEDataPath.CloseReason?) -> ProofFailure {

@@ -4,14 +4,14 @@ import XCTest
 
 /// Proofs through the door core: wishes, handshakes, lockouts and spoof_suspected.
 final class DoorProofTests: XCTestCase {
-    static func ok(_ tag: String) -> DoorProofResult {
-        DoorProofResult(tagId: tag, failure: nil, roundTripMilliseconds: 80,
-                        handles: ProofBook.CachedHandles(challenge: 0x10, response: 0x12), attRoundTrips: 2, usedCachedHandles: false)
+    static func ok(_ tag: String) -> ProofOutcome {
+        ProofOutcome(tagId: tag, connectionHandle: 0x41, failure: nil, roundTripMilliseconds: 80, attRoundTrips: 2,
+                     handles: ProofBook.CachedHandles(challenge: 0x10, response: 0x12), usedCachedHandles: false)
     }
 
-    static func failed(_ tag: String) -> DoorProofResult {
-        DoorProofResult(tagId: tag, failure: .timeout, roundTripMilliseconds: 90, handles: nil, attRoundTrips: 2,
-                        usedCachedHandles: true)
+    static func failed(_ tag: String) -> ProofOutcome {
+        ProofOutcome(tagId: tag, connectionHandle: 0x41, failure: .timeout, roundTripMilliseconds: 90, attRoundTrips: 2,
+                     handles: nil, usedCachedHandles: true)
     }
 
     func testAProofChecksInAPersonWhoWaitsForIt() {

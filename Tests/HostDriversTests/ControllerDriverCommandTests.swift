@@ -23,7 +23,7 @@ final class ControllerDriverCommandTests: XCTestCase {
         transport = AnsweringTransport()
         link = ControllerDriver(loop: loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
         states = []
-        link.stateChangeListeners.add { [unowned self] state in
+        link.onStateChanged = { [unowned self] state in
             self.states.append(state)
             if state.isScanning, self.stopWhenScanning { self.loop.stop() }
         }

@@ -24,10 +24,16 @@ final class GATTServerDriverTests: XCTestCase {
         transport.returnParameters[.leReadBufferSize] = [0x00, 27, 0x00, 4]
         link = ControllerDriver(loop: virtual.loop, transport: transport, configuration: HostConfiguration(), isPermanent: { _ in false })
         let dataPath = DataPathDriver(link: link)
-        dataPath.attach()
         database = try GATTDatabase.enrolment(deviceName: "door-1", gatewayId: "door-1")
         server = GATTServerDriver(dataPath: dataPath, database: database)
         server.attach()
+        // As the link's owner hands things on: the data path hears the controller, the
+        // server the data path's peripheral connections.
+        link.onStateChanged = { [unowned self] state in self.server.dataPath.hostStateChanged(state, now: self.virtual.loop.now) }
+        link.onEvent = { [unowned self] event, now in self.server.dataPath.handle(event, now: now) }
+        link.onACLData = { [unowned self] packet, now in self.server.dataPath.receiveACL(packet, now: now) }
+        dataPath.onPeripheral = { [unowned self] action, _ in self.server.peripheralAction(action) }
+        dataPath.onConnectionClosed = { [unowned self] handle, _, _ in self.server.connectionClosed(handle) }
         link.start()
         try virtual.advance(by: .seconds(1))
         XCTAssertTrue(link.host.isControllerAnswering)

@@ -58,7 +58,6 @@ final class EnrollSession {
         }
         link = controller.link
         dataPath = DataPathDriver(link: link)
-        dataPath.attach()
         do {
             // What a phone reads before pairing: its refusal (encryption needed) is what
             // makes the phone pair (docs/pairing.md).
@@ -70,12 +69,21 @@ final class EnrollSession {
         }
         gattServer.attach()
         link.onFatalError = { [unowned self] error in self.stop(failure: error.message) }
-        link.stateChangeListeners.add { [unowned self] state in
+        // Who hears what, in which order (docs/architecture.md): the data path before the
+        // window, the GATT server before the enrolment session.
+        link.onStateChanged = { [unowned self] state in
+            self.dataPath.hostStateChanged(state, now: self.loop.now)
             guard case .scanning(let info) = state else { return }
             self.controllerReady(info)
         }
-        dataPath.peripheralListeners.add { [unowned self] action, now in self.peripheral(action, now: now) }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, _, now in
+        link.onEvent = { [unowned self] event, now in self.dataPath.handle(event, now: now) }
+        link.onACLData = { [unowned self] packet, now in self.dataPath.receiveACL(packet, now: now) }
+        dataPath.onPeripheral = { [unowned self] action, now in
+            self.gattServer.peripheralAction(action)
+            self.peripheral(action, now: now)
+        }
+        dataPath.onConnectionClosed = { [unowned self] handle, _, now in
+            self.gattServer.connectionClosed(handle)
             self.step { $0.connectionClosed(handle: handle, now: now) }
             guard handle == self.droppingHandle else { return }
             self.droppingHandle = nil

@@ -41,8 +41,7 @@ final class ProveSession {
     private let json: Bool
     private let loop = EventLoop()
     private var link: ControllerDriver?
-    private var connect: ConnectSchedulerDriver?
-    private var runner: ProofRunner?
+    private var proofs: ProofDrivers?
     private var matcher: TagMatcher
     private var book = ProofBook(policy: .init(maxConsecutiveFailures: .max))
     private var scanningSince: Instant?
@@ -84,22 +83,23 @@ final class ProveSession {
             self.fatal = error.message
             self.loop.stop()
         }
-        let connect = ConnectSchedulerDriver(
+        let proofs = ProofDrivers(
             link: link,
             configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
-        let dataPath = DataPathDriver(link: link)
-        let runner = ProofRunner(dataPath: dataPath)
-        dataPath.attach()
-        connect.attach()
-        link.stateChangeListeners.add { [unowned self] state in
+        // Who hears what, in which order (docs/architecture.md): the proof drivers, then the
+        // session's own bookkeeping.
+        self.proofs = proofs
+        link.onStateChanged = { [unowned self, unowned proofs] state in
+            proofs.hostStateChanged(state)
             if case .scanning = state, self.scanningSince == nil { self.scanningSince = self.loop.now }
         }
-        self.connect = connect
-        self.runner = runner
-        connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
-        runner.onFinished = { [unowned self] outcome in self.finished(outcome) }
+        link.onEvent = { [unowned proofs] event, now in proofs.handle(event, now: now) }
+        link.onACLData = { [unowned proofs] packet, now in proofs.receiveACL(packet, now: now) }
+        proofs.dataPath.onConnectionClosed = { [unowned proofs] handle, reason, _ in proofs.connectionClosed(handle, reason: reason) }
+        proofs.connect.onConnected = { [unowned self] _, handle, now in self.connected(handle: handle, at: now) }
+        proofs.runner.onFinished = { [unowned self] outcome, now in self.finished(outcome, at: now) }
 
         _ = loop.schedule(after: timeout) { [unowned self] in
             self.timedOut = true
@@ -126,22 +126,20 @@ final class ProveSession {
         var peer = ConnectPeer(address: report.address, addressType: report.addressType.forAcceptList)
         // Heard through another identity: connect to the configured address anyway.
         if let configured = target.configuredPeer, configured.address != report.address { peer = configured }
-        connect?.want(tagIndex: 0, peer: peer)
+        proofs?.connect.want(tagIndex: 0, peer: peer)
     }
 
     private func connected(handle: UInt16, at now: Instant) {
-        guard let runner, let key = target.key else { return }
-        let connectDuration = connect?.lastCreateConnectionAt.map { now - $0 }
-        runner.start(handle: handle, tag: target.tagId, key: key, cachedHandles: book.cachedHandles(tag: target.tagId),
-                     connectDuration: connectDuration, now: now)
+        guard let key = target.key else { return }
+        proofs?.startProof(on: handle, tagId: target.tagId, key: key, cachedHandles: book.cachedHandles(tag: target.tagId), at: now)
     }
 
-    private func finished(_ outcome: ProofOutcome) {
+    private func finished(_ outcome: ProofOutcome, at now: Instant) {
         tryInProof += 1
         if let handles = outcome.handles, outcome.ok {
-            book.recordSuccess(tag: target.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: outcome.finishedAt)
+            book.recordSuccess(tag: target.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: now)
         } else if let failure = outcome.failure {
-            _ = book.recordFailure(tag: target.tagId, reason: failure, now: outcome.finishedAt)
+            _ = book.recordFailure(tag: target.tagId, reason: failure, now: now)
         }
         let wait: Duration? = (proofsDone == 0 && tryInProof == 1) ? heardAt.flatMap { heard in scanningSince.map { heard - $0 } } : nil
         report(outcome, proof: proofsDone + 1, try: tryInProof, wait: wait)
@@ -151,7 +149,7 @@ final class ProveSession {
             tryInProof = 0
         }
         if proofsDone >= count {
-            connect?.unwant(tagIndex: 0)
+            proofs?.connect.unwant(tagIndex: 0)
             // Let the Disconnect go out before the transport closes.
             _ = loop.schedule(after: .milliseconds(100)) { [unowned self] in self.loop.stop() }
         }
@@ -163,7 +161,7 @@ final class ProveSession {
         let total = (wait ?? .zero) + (t.connect ?? .zero) + t.discovery + t.write + t.read + t.verify
         if json {
             var object = JSONObjectWriter()
-            object.add("tag", outcome.tag)
+            object.add("tag", outcome.tagId)
             object.add("proof", proof)
             object.add("try", attempt)
             object.add("ok", outcome.ok)
@@ -182,9 +180,9 @@ final class ProveSession {
             return
         }
         if outcome.ok {
-            print("\(outcome.tag): proof valid")
+            print("\(outcome.tagId): proof valid")
         } else {
-            print("\(outcome.tag): proof FAILED: \(outcome.failure.map { "\($0.name) (\($0))" } ?? "unknown")")
+            print("\(outcome.tagId): proof FAILED: \(outcome.failure.map { "\($0.name) (\($0))" } ?? "unknown")")
         }
         func line(_ label: String, _ value: Duration?) {
             let text = value.map { Self.format(Self.ms($0)) } ?? "-"

@@ -87,7 +87,7 @@ final class ScanSession {
         link.onAdvertisingReport = { report, now in
             session._withUnsafeGuaranteedRef { $0.ingest(report, at: now) }
         }
-        link.stateChangeListeners.add { [unowned self] state in self.stateChanged(state) }
+        link.onStateChanged = { [unowned self] state in self.stateChanged(state) }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message

@@ -71,7 +71,6 @@ final class TagSession {
         responseHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofResponse) ?? 0
         link = controller.link
         let dataPath = DataPathDriver(link: link)
-        dataPath.attach()
         server = GATTServerDriver(dataPath: dataPath, database: database)
         server.attach()
         server.writeHandler = { [unowned self] request, _ in self.challengeWritten(request) }
@@ -79,18 +78,25 @@ final class TagSession {
             self.fatal = self.fatal ?? error.message
             self.loop.stop()
         }
-        link.stateChangeListeners.add { [unowned self] state in
+        // Who hears what, in which order (docs/architecture.md): the data path before the
+        // tag's advertising, the GATT server before the tag's own lines.
+        link.onStateChanged = { [unowned self] state in
+            self.server.dataPath.hostStateChanged(state, now: self.loop.now)
             guard case .scanning(let info) = state else { return }
             self.family = info.commandFamily
             // A tag does not scan: the radio is the advertising's and the door's link.
             self.link.setScanningPaused(true)
             self.advertise()
         }
-        dataPath.peripheralListeners.add { action, _ in
+        link.onEvent = { [unowned self] event, now in self.server.dataPath.handle(event, now: now) }
+        link.onACLData = { [unowned self] packet, now in self.server.dataPath.receiveACL(packet, now: now) }
+        dataPath.onPeripheral = { [unowned self] action, _ in
+            self.server.peripheralAction(action)
             guard case .peripheralConnected(let complete) = action else { return }
             printError("tag: a door connected (\(complete.peerAddress)), connection 0x\(String(complete.connectionHandle, radix: 16))")
         }
-        dataPath.connectionClosedListeners.add { [unowned self] handle, reason, _ in
+        dataPath.onConnectionClosed = { [unowned self] handle, reason, _ in
+            self.server.connectionClosed(handle)
             // After a controller reset the bring-up's end advertises again: one sequence
             // of advertising commands at a time.
             guard case .disconnected(let status) = reason else { return }

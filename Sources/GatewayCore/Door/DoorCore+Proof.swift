@@ -1,30 +1,6 @@
 import EventLoop
 import HCI
 
-/// A finished proof handshake, as the driver's proof runner reports it.
-public struct DoorProofResult: Sendable {
-    public var tagId: String
-    /// nil when the proof is valid.
-    public var failure: ProofFailure?
-    public var roundTripMilliseconds: Int
-    /// The value handles, for the proof book's cache: set only when the proof is valid.
-    public var handles: ProofBook.CachedHandles?
-    public var attRoundTrips: Int
-    public var usedCachedHandles: Bool
-
-    public var ok: Bool { failure == nil }
-
-    public init(tagId: String, failure: ProofFailure?, roundTripMilliseconds: Int, handles: ProofBook.CachedHandles?,
-                attRoundTrips: Int, usedCachedHandles: Bool) {
-        self.tagId = tagId
-        self.failure = failure
-        self.roundTripMilliseconds = roundTripMilliseconds
-        self.handles = handles
-        self.attRoundTrips = attRoundTrips
-        self.usedCachedHandles = usedCachedHandles
-    }
-}
-
 /// Connections and proofs (docs/proof-protocol.md, docs/persistent-connect.md): which tags
 /// to connect to, whether a new connection runs a handshake, what outcomes mean for
 /// presence, lockouts and spoof_suspected. The links themselves are the driver's.
@@ -85,32 +61,32 @@ extension DoorCore {
     /// A handshake ended. Valid: the proof counts for presence. Failed: earlier proofs of
     /// the tag no longer count; enough failures in a row lock the tag out and decide one
     /// `spoof_suspected` (docs/event-api.md), whose visit start is the lockout's start.
-    public mutating func proofFinished(_ result: DoorProofResult, at now: Instant) -> [DoorAction] {
-        guard let tagIndex = tagIndexById[result.tagId], let tag = connectionTags[tagIndex] else { return [] }
-        var actions: [DoorAction] = [.indicate(.proofFinished(ok: result.ok))]
+    public mutating func proofFinished(_ outcome: ProofOutcome, at now: Instant) -> [DoorAction] {
+        guard let tagIndex = tagIndexById[outcome.tagId], let tag = connectionTags[tagIndex] else { return [] }
+        var actions: [DoorAction] = [.indicate(.proofFinished(ok: outcome.ok))]
         wishes.personChanged(tag.personId)
-        actions.append(.log(DoorLogLine(result.ok ? .info : .warning, "proof", [
-            "tag": result.tagId, "person_id": tag.personId, "ok": "\(result.ok)",
-            "rt_ms": "\(result.roundTripMilliseconds)", "att": "\(result.attRoundTrips)",
-            "cache": "\(result.usedCachedHandles)", "failure": result.failure?.name ?? "-",
+        actions.append(.log(DoorLogLine(outcome.ok ? .info : .warning, "proof", [
+            "tag": outcome.tagId, "person_id": tag.personId, "ok": "\(outcome.ok)",
+            "rt_ms": "\(outcome.roundTripMilliseconds)", "att": "\(outcome.attRoundTrips)",
+            "cache": "\(outcome.usedCachedHandles)", "failure": outcome.failure?.name ?? "-",
         ])))
-        if result.ok, let handles = result.handles {
-            book.recordSuccess(tag: result.tagId, handles: handles, roundTripMilliseconds: result.roundTripMilliseconds, now: now)
-            let events = presence.proofSucceeded(tagIndex: tagIndex, at: now, roundTripMilliseconds: result.roundTripMilliseconds)
+        if outcome.ok, let handles = outcome.handles {
+            book.recordSuccess(tag: outcome.tagId, handles: handles, roundTripMilliseconds: outcome.roundTripMilliseconds, now: now)
+            let events = presence.proofSucceeded(tagIndex: tagIndex, at: now, roundTripMilliseconds: outcome.roundTripMilliseconds)
             checkpoints.changed(tag.personId)
             handle(events, at: now, into: &actions)
-        } else if let failure = result.failure {
+        } else if let failure = outcome.failure {
             presence.proofFailed(tagIndex: tagIndex, at: now)
             actions.append(.indicate(.proofFailed))
             // A controller reset is nobody's fault: not counted towards a lockout.
             if case .controllerReset = failure {
-            } else if case let .lockedOut(since, until) = book.recordFailure(tag: result.tagId, reason: failure, now: now) {
+            } else if case let .lockedOut(since, until) = book.recordFailure(tag: outcome.tagId, reason: failure, now: now) {
                 presence.tagLockedOut(tagIndex: tagIndex, until: until)
                 actions.append(.log(DoorLogLine(.warning, "spoof suspected: tag locked out", [
-                    "tag": result.tagId, "person_id": tag.personId,
+                    "tag": outcome.tagId, "person_id": tag.personId,
                     "until_s": "\(Int((until - since).nanosecondsClamped / 1_000_000_000))",
                 ])))
-                spoofSuspected(tagIndex: tagIndex, tag: tag, since: since, roundTripMilliseconds: result.roundTripMilliseconds,
+                spoofSuspected(tagIndex: tagIndex, tag: tag, since: since, roundTripMilliseconds: outcome.roundTripMilliseconds,
                                at: now, into: &actions)
             }
         }
