@@ -103,4 +103,95 @@ final class AgentOnVirtualTimeTests: XCTestCase {
         XCTAssertEqual(agent.core.counters.checkins, 1)
         XCTAssertEqual(agent.core.counters.checkouts, 1)
     }
+
+    /// An LE Advertising Report from the public address C0:00:00:00:00:0`n` at -60 dBm.
+    private func report(from n: UInt8) -> HCIPacket {
+        HCIPacket(type: .event, payload: [0x3E, 12, 0x02, 1, 0x03, 0x00, n, 0, 0, 0, 0, 0xC0, 0x00, 0xC4])
+    }
+
+    /// A day at the door through the real drivers: two persons come and go, one of them
+    /// twice; every visit reaches the store as a checkin and a checkout at its times, in
+    /// order, and the metrics textfile (the fleet's driver, on the loop's timers) counts
+    /// them when the day ends.
+    func testADayAtTheDoorThroughTheRealDrivers() throws {
+        let path = directory + "/gateway.toml"
+        let textfile = directory + "/metrics.prom"
+        try FileManagerless.write(path, """
+        [gateway]
+        id = "door-day"
+        state_dir = "\(directory)/state"
+
+        [bluetooth]
+        transport = "tcp:127.0.0.1:1"
+
+        [metrics]
+        textfile = "\(textfile)"
+
+        [[person]]
+        id = "u_1"
+        [[person.tag]]
+        id = "tag-1"
+        address = "C0:00:00:00:00:01"
+
+        [[person]]
+        id = "u_2"
+        [[person.tag]]
+        id = "tag-2"
+        address = "C0:00:00:00:00:02"
+        """, mode: 0o600)
+        let configuration = try GatewayConfiguration.load(path: path)
+        let virtual = VirtualEventLoop()
+        let loop = virtual.loop
+        let transport = AnsweringTransport()
+        let agent = GatewayAgent(options: .init(configurationPath: path, configuration: configuration, appVersion: "test",
+                                                transport: transport), loop: loop)
+        let start = loop.now
+        let hour = Duration.seconds(3600)
+        // (person's tag, arrives, leaves), hours after start; a report every 2 s while there.
+        let visits: [(tag: UInt8, person: String, from: Duration, to: Duration)] = [
+            (1, "u_1", hour * 8, hour * 12), (2, "u_2", hour * 9, hour * 18), (1, "u_1", hour * 13, hour * 17),
+        ]
+        for visit in visits {
+            var next = start + visit.from
+            func advertise() {
+                guard next < start + visit.to else { return }
+                transport.inject(report(from: visit.tag))
+                next = next + .seconds(2)
+                _ = loop.schedule(at: next) { advertise() }
+            }
+            _ = loop.schedule(at: next) { advertise() }
+        }
+        _ = loop.schedule(at: start + hour * 24) { agent.shutdown(signal: "the test") }
+
+        XCTAssertEqual(agent.run(), .stopped)
+
+        let store = try Store(path: Store.path(stateDirectory: configuration.gateway.stateDirectory))
+        let events = try store.list(states: [.pending], limit: 20)
+        XCTAssertEqual(events.map { "\($0.personId) \($0.type)" }, [
+            "u_1 checkin", "u_2 checkin", "u_1 checkout", "u_1 checkin", "u_1 checkout", "u_2 checkout",
+        ])
+        XCTAssertEqual(events.map(\.sequence), Array(1 ... 6))
+        let wallAtStart = loop.wallMilliseconds - Self.milliseconds(loop.now - start)
+        let presence = configuration.presence
+        // Each checkin within the window (and a read pause) of the first report; each
+        // checkout once lost_after_s and leave_after_s have passed since the last one
+        // (two seconds before the visit's end), within a read pause.
+        let expected: [(at: Duration, slack: Duration)] = [
+            (hour * 8, presence.window + .seconds(1)), (hour * 9, presence.window + .seconds(1)),
+            (hour * 12 - .seconds(2) + presence.lostAfter + presence.leaveAfter, .seconds(1)),
+            (hour * 13, presence.window + .seconds(1)),
+            (hour * 17 - .seconds(2) + presence.lostAfter + presence.leaveAfter, .seconds(1)),
+            (hour * 18 - .seconds(2) + presence.lostAfter + presence.leaveAfter, .seconds(1)),
+        ]
+        for (event, expectation) in zip(events, expected) {
+            let at = event.createdAtMillis - wallAtStart
+            let due = Self.milliseconds(expectation.at)
+            XCTAssertGreaterThanOrEqual(at, due, "\(event.personId) \(event.type)")
+            XCTAssertLessThanOrEqual(at, due + Self.milliseconds(expectation.slack), "\(event.personId) \(event.type)")
+        }
+        let metrics = try XCTUnwrap(FileManagerless.read(textfile))
+        XCTAssertTrue(metrics.contains(#"beacon_gateway_events_total{type="checkin"} 3"#), metrics)
+        XCTAssertTrue(metrics.contains(#"beacon_gateway_events_total{type="checkout"} 3"#), metrics)
+        XCTAssertTrue(metrics.contains("beacon_gateway_persons_present 0"), metrics)
+    }
 }

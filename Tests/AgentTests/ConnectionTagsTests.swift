@@ -61,26 +61,3 @@ final class ConnectionTagsTests: XCTestCase {
         XCTAssertEqual(tracked.configuredPeer?.addressType, .randomDevice)
     }
 }
-
-/// Just enough file handling for the test, without Foundation.
-enum FileManagerless {
-    struct Failure: Error {}
-
-    static func temporaryDirectory() -> String {
-        var template = Array("/tmp/connectiontags-XXXXXX".utf8CString)
-        return template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, let made = mkdtemp(base) else { return "/tmp" }
-            return String(cString: made)
-        }
-    }
-
-    static func write(_ path: String, _ text: String, mode: mode_t) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode)
-        guard fd >= 0 else { throw Failure() }
-        defer { close(fd) }
-        _ = fchmod(fd, mode)
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw Failure() }
-    }
-}

@@ -63,19 +63,6 @@ final class FleetDriverTests: XCTestCase {
         )
     }
 
-    private func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            bytes += buffer.prefix(count)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
     func testTheTextfileIsWrittenEveryFifteenSecondsOnceItsDirectoryIsThereAndNotAfterTheStop() throws {
         let virtual = VirtualEventLoop()
         let textfile = directory + "/node_exporter/beacon_gateway.prom"
@@ -83,16 +70,16 @@ final class FleetDriverTests: XCTestCase {
         let driver = makeDriver(virtual.loop)
         driver.start(configuration)
         XCTAssertEqual(snapshots, 1, "written at start")
-        XCTAssertNil(read(textfile), "its directory is not there yet")
+        XCTAssertNil(FileManagerless.read(textfile), "its directory is not there yet")
 
         XCTAssertEqual(mkdir(directory + "/node_exporter", 0o755), 0)
         try virtual.advance(by: .seconds(14))
-        XCTAssertNil(read(textfile), "not before the interval")
+        XCTAssertNil(FileManagerless.read(textfile), "not before the interval")
         try virtual.advance(by: .seconds(1))
         XCTAssertEqual(snapshots, 2)
-        XCTAssertTrue(read(textfile)?.contains("beacon_gateway_persons_present 2") == true, read(textfile) ?? "no file")
+        XCTAssertTrue(FileManagerless.read(textfile)?.contains("beacon_gateway_persons_present 2") == true, FileManagerless.read(textfile) ?? "no file")
         try virtual.advance(by: .seconds(15))
-        XCTAssertTrue(read(textfile)?.contains("beacon_gateway_persons_present 3") == true)
+        XCTAssertTrue(FileManagerless.read(textfile)?.contains("beacon_gateway_persons_present 3") == true)
 
         // The same settings again: the schedule goes on; a new file: written at once.
         driver.reload(configuration, previous: configuration)
@@ -100,7 +87,7 @@ final class FleetDriverTests: XCTestCase {
         let moved = directory + "/node_exporter/other.prom"
         driver.reload(try self.configuration(textfile: moved), previous: configuration)
         XCTAssertEqual(snapshots, 4)
-        XCTAssertTrue(read(moved)?.contains("beacon_gateway_persons_present 4") == true)
+        XCTAssertTrue(FileManagerless.read(moved)?.contains("beacon_gateway_persons_present 4") == true)
         try virtual.advance(by: .seconds(15))
         XCTAssertEqual(snapshots, 5, "one schedule, for the new file only")
 
