@@ -16,9 +16,11 @@ import PackageDescription
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Config         TOML configuration and its validation, into the host's, core's and LEDs' own types
 //   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
-//   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl)
+//   Fleet          heartbeat body, metrics exposition, status report, the local endpoints,
+//                  the roster's decisions (RosterSync) and the answer it takes (RosterAnswer)
+//   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl); the heartbeat and
+//                  roster requests
 //   Journal        log lines for the journal, sd_notify
-//   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerDriver, the connect,
 //                  data-path, GATT server and proof drivers (used by `run` and the controller commands);
@@ -77,7 +79,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop", "SystemCalls"], path: "Sources/Store"),
-        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore", "SplitMix"], path: "Sources/Forwarder"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore", "SplitMix", "Fleet"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
@@ -138,7 +140,7 @@ let package = Package(
         ),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
-        .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "SplitMix"], path: "Tests/ForwarderTests"),
+        .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "Fleet", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
         // A datagram socket standing in for journald or the service manager; never in the product.
         .target(name: "JournalFixtures", path: "Tests/JournalFixtures"),

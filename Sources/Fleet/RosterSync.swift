@@ -29,17 +29,6 @@ public struct RosterSync<Roster> {
     /// the text logged and sent in heartbeats (revision and JSON path).
     public typealias Validate = ([UInt8]) -> Result<Accepted, RosterRefusal>
 
-    /// How a request ended.
-    public enum Answer: Hashable, Sendable {
-        /// 304: the roster of that ETag is still current.
-        case notModified
-        /// 200 with its ETag (nil when the server sent none) and body.
-        case roster(etag: String?, body: [UInt8])
-        /// Another status, a timeout, a network error, a request that could not start:
-        /// not a roster error.
-        case failed(String)
-    }
-
     /// Something to tell the journal (and count); each comes once per change.
     public enum Report: Hashable, Sendable {
         /// A roster was put in force (at start from disk, or from the server).
@@ -129,7 +118,7 @@ public struct RosterSync<Roster> {
         return [fetch()]
     }
 
-    public mutating func answered(_ answer: Answer, at now: Instant, validate: Validate) -> [Action] {
+    public mutating func answered(_ answer: RosterAnswer, at now: Instant, validate: Validate) -> [Action] {
         var actions: [Action] = []
         nextFetch = now + pollInterval
         if case let .failed(reason) = answer {

@@ -1,4 +1,5 @@
 import EventLoop
+import Fleet
 
 /// Asks the server for this gateway's roster (see docs/fleet.md):
 /// `GET {url}/v1/gateways/{id}/roster` with the events' `Authorization` and
@@ -6,23 +7,14 @@ import EventLoop
 /// like the heartbeat: a slow server never holds an event back. At most one request in
 /// flight; the answer's body is kept up to a limit.
 public final class RosterFetcher {
-    public enum Outcome: Hashable, Sendable {
-        /// 304.
-        case notModified
-        /// 200, with the answer's ETag (nil when it sent none) and body.
-        case roster(etag: String?, body: [UInt8])
-        /// Another status, a timeout, a network error, an answer over the limit.
-        case failed(String)
-    }
-
     public private(set) var configuration: ForwarderConfiguration
     private let request: SingleRequestDriver
     private let answerLimit: Int
     private var caBundle: [UInt8]?
-    private let onOutcome: (Outcome) -> Void
+    private let onOutcome: (RosterAnswer) -> Void
 
     public init(loop: EventLoop, configuration: ForwarderConfiguration, answerLimit: Int,
-                onOutcome: @escaping (Outcome) -> Void) throws(ForwarderError) {
+                onOutcome: @escaping (RosterAnswer) -> Void) throws(ForwarderError) {
         self.configuration = configuration
         self.answerLimit = answerLimit
         self.onOutcome = onOutcome

@@ -122,7 +122,7 @@ final class RosterSyncTests: XCTestCase {
             for case let .persist(state) in actions { writes.append(state) }
         }
         note(sync.start(at: s(0), persisted: nil, validate: validate))
-        let answers: [Sync.Answer] = [
+        let answers: [RosterAnswer] = [
             .roster(etag: "e1", body: body("r-1")), .notModified, .roster(etag: "e1b", body: body("r-1")),
             .roster(etag: "e2", body: body("bad-2")), .roster(etag: "e2", body: body("bad-2")), .notModified,
             .failed("timeout"), .roster(etag: nil, body: body("bad-3")), .roster(etag: "e4", body: body("r-4")),

@@ -1,4 +1,5 @@
 import EventLoop
+import Fleet
 import XCTest
 @testable import Forwarder
 
@@ -18,7 +19,7 @@ final class RosterFetcherTests: ForwarderTestCase {
         }
         defer { server.stop() }
         let loop = EventLoop()
-        var outcomes: [RosterFetcher.Outcome] = []
+        var outcomes: [RosterAnswer] = []
         let configuration = ForwarderConfiguration(url: server.url + "/", deviceId: "door-1", appVersion: "0.1.0",
                                                    token: Array("secret-token".utf8))
         let fetcher = try RosterFetcher(loop: loop, configuration: configuration, answerLimit: 64) { outcomes.append($0) }

@@ -184,13 +184,7 @@ final class RosterDriver {
         }
     }
 
-    private func answered(_ outcome: RosterFetcher.Outcome) {
-        let answer: RosterSync<ServerRoster>.Answer
-        switch outcome {
-        case .notModified: answer = .notModified
-        case let .roster(etag, body): answer = .roster(etag: etag, body: body)
-        case let .failed(reason): answer = .failed(reason)
-        }
+    private func answered(_ answer: RosterAnswer) {
         answerArrived = systemClock.now
         // A roster in force again, or a document refused before, is not validated: its
         // log line must not show the last validation's time.
