@@ -6,7 +6,8 @@ import PackageDescription
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
 //   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
-//   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah (+ COpenSSL)
+//   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah;
+//                  SHA-256 and HMAC-SHA256 (+ COpenSSL)
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
 //   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
@@ -37,10 +38,9 @@ let package = Package(
     targets: [
         // BlueZ through its headers only: socket constants and structs, nothing linked.
         .systemLibrary(name: "CBluetooth", path: "Sources/CBluetooth"),
-        // OpenSSL's libcrypto: AES-128 (IRKs), AES-CMAC and P-256 (pairing), SHA-256 and
-        // HMAC-SHA256 (keys, proofs). The
-        // release links it anyway for libcurl's TLS; a second crypto library would only
-        // add megabytes.
+        // OpenSSL's libcrypto, through BluetoothCrypto only: AES-128 (IRKs), AES-CMAC and
+        // P-256 (pairing), SHA-256 and HMAC-SHA256 (keys, proofs). The release links it
+        // anyway for libcurl's TLS; a second crypto library would only add megabytes.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
@@ -61,7 +61,6 @@ let package = Package(
             name: "GatewayCore",
             dependencies: [
                 "HCI", "EventLoop", "JSONText", "BluetoothCrypto",
-                "COpenSSL",
             ],
             path: "Sources/GatewayCore"
         ),
@@ -82,7 +81,7 @@ let package = Package(
         .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
+        .target(name: "Fleet", dependencies: ["EventLoop", "BluetoothCrypto", "GatewayCore", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
         .target(
             name: "Enrolment",
             dependencies: ["EventLoop", "HCI", "Host", "BluetoothCrypto", "SecurityManager"],
@@ -132,7 +131,7 @@ let package = Package(
         .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
         // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
         .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
-        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),
+        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "BluetoothCrypto", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),
         .testTarget(
             name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures", "SplitMix"], path: "Tests/PresentationTests"
         ),

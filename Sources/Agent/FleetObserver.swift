@@ -11,7 +11,7 @@ final class FleetObserver {
     // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
     @exclusivity(unchecked) var counters = FleetCounters()
     /// Checking people in or paused; only the server roster changes it.
-    var mode: FleetMode = .active
+    var mode: DoorMode = .active
     /// The file's persons; `rosterStatus()` reports the server roster instead while one is in force.
     var roster = RosterStatus.file(persons: 0)
     var lastEventAtMillis: Int64?

@@ -35,7 +35,7 @@ final class ServerRosterDriver {
             defer { self.validation = clock.now - started }
             return ServerRoster.validate(body, alongside: file)
                 .map { roster in
-                    RosterSync.Accepted(revision: roster.revision, mode: roster.mode == .paused ? .paused : .active,
+                    RosterSync.Accepted(revision: roster.revision, mode: roster.mode,
                                         persons: roster.persons.count, roster: roster)
                 }
                 .mapError { RosterRefusal($0.description) }

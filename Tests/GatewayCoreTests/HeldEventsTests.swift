@@ -1,3 +1,4 @@
+import BluetoothCrypto
 import EventLoop
 @testable import HCI
 import SplitMix

@@ -1,3 +1,4 @@
+import BluetoothCrypto
 import EventLoop
 import GatewayCore
 import HCI

@@ -1,3 +1,4 @@
+import BluetoothCrypto
 import HCI
 
 /// The file that carries decisions the store refused over a stop (docs/reliability.md,

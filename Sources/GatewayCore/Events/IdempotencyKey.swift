@@ -1,3 +1,5 @@
+import BluetoothCrypto
+
 /// The event's `idempotencyKey` (see docs/event-api.md): lowercase hex SHA-256 of
 /// `personId|gatewayId|type|visitStartMillis`.
 ///

@@ -1,3 +1,5 @@
+import BluetoothCrypto
+
 
 /// Proof protocol v1 (see docs/proof-protocol.md): the gateway writes `0x01 ‖ nonce(16)` to the tag's
 /// Challenge characteristic and reads `0x01 ‖ first16(HMAC-SHA256(K_tag, "BGWv1" ‖ nonce))`

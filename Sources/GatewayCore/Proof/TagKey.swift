@@ -1,3 +1,5 @@
+import BluetoothCrypto
+
 /// A tag's 256-bit proof key `K_tag` (see docs/proof-protocol.md): either configured per tag or derived
 /// from the site master key. Secret: its description never shows the bytes.
 public struct TagKey: Hashable, Sendable, CustomStringConvertible {
