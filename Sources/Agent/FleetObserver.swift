@@ -1,7 +1,7 @@
+import AttendanceEvents
 import EventLoop
 import Fleet
 import Forwarder
-import GatewayCore
 import Host
 
 /// What the agent keeps for the heartbeat, the metrics and `status` (see docs/fleet.md):

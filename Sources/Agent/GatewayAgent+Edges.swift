@@ -1,7 +1,7 @@
+import AttendanceEvents
 import Config
 import EventLoop
 import Forwarder
-import GatewayCore
 import Journal
 import LEDs
 import Store

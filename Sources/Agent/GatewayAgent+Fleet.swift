@@ -1,11 +1,11 @@
 #if canImport(Glibc)
+import AttendanceEvents
 import Glibc
 #endif
 import Config
 import EventLoop
 import Fleet
 import Forwarder
-import GatewayCore
 import Journal
 
 /// The fleet's view of the agent (see docs/fleet.md): heartbeats to the server, `/metrics`

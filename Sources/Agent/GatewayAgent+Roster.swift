@@ -5,7 +5,6 @@ import Config
 import EventLoop
 import Fleet
 import Forwarder
-import GatewayCore
 import Journal
 
 /// The server roster's side of the agent (see docs/fleet.md): `RosterSync` decides, this

@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 import Journal
 import LEDs
 import Store

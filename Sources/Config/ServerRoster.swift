@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 
 /// A roster served by the site's server (see docs/fleet.md): a revision, the door's mode
 /// and persons, validated by the very rules of `[[person]]` tables, alongside the

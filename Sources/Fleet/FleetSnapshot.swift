@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 
 /// Everything the heartbeat, the metrics and `status` report, taken at one moment: built
 /// only when one of them asks, from the counters (kept up as things happen) and the

@@ -1,6 +1,6 @@
+import AttendanceEvents
 import BluetoothCrypto
 import EventLoop
-import GatewayCore
 
 /// The server roster's decisions (see docs/fleet.md), sans-IO: when to ask the server,
 /// with which `If-None-Match`, what an answer puts in force, what is kept on disk, and

@@ -1,5 +1,5 @@
 import EventLoop
-import GatewayCore
+import PresenceProof
 
 /// The result of one handshake (see docs/proof-protocol.md), for the proof book, the log, events and
 /// `beacon-gateway prove`.
@@ -24,7 +24,7 @@ public struct ProofOutcome: Sendable, CustomStringConvertible {
     /// ATT requests sent: 2 with cached handles (write, read).
     public var attRoundTrips: Int
     /// The value handles, for the proof book's cache: set only when the proof is valid.
-    public var handles: ProofBook.CachedHandles?
+    public var handles: ProofHandles?
     public var usedCachedHandles: Bool
     public var finishedAt: Instant
 

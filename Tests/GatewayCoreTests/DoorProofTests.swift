@@ -1,12 +1,13 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
+import PresenceProof
 
 /// Proofs through the door core: wishes, handshakes, lockouts and spoof_suspected.
 final class DoorProofTests: XCTestCase {
     static func ok(_ tag: String) -> DoorProofResult {
         DoorProofResult(tagId: tag, failure: nil, roundTripMilliseconds: 80,
-                        handles: ProofBook.CachedHandles(challenge: 0x10, response: 0x12), attRoundTrips: 2, usedCachedHandles: false)
+                        handles: ProofHandles(challenge: 0x10, response: 0x12), attRoundTrips: 2, usedCachedHandles: false)
     }
 
     static func failed(_ tag: String) -> DoorProofResult {

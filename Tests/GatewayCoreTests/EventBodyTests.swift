@@ -1,3 +1,5 @@
+import Advertisements
+@testable import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import BluetoothCrypto
 import EventLoop
 @testable import HCI

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest

@@ -1,7 +1,7 @@
+@testable import Advertisements
 import EventLoop
 import HCI
 import XCTest
-@testable import GatewayCore
 import JSONText
 @testable import Presentation
 import GatewayCoreFixtures

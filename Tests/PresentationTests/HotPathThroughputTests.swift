@@ -1,7 +1,7 @@
+import Advertisements
 import EventLoop
 import HCI
 import XCTest
-import GatewayCore
 @testable import Presentation
 import GatewayCoreFixtures
 import SplitMix

@@ -1,5 +1,7 @@
+import AttendanceEvents
 import EventLoop
 import HCI
+import PresenceProof
 
 /// A finished proof handshake, as the driver's proof runner reports it.
 public struct DoorProofResult: Sendable {
@@ -8,13 +10,13 @@ public struct DoorProofResult: Sendable {
     public var failure: ProofFailure?
     public var roundTripMilliseconds: Int
     /// The value handles, for the proof book's cache: set only when the proof is valid.
-    public var handles: ProofBook.CachedHandles?
+    public var handles: ProofHandles?
     public var attRoundTrips: Int
     public var usedCachedHandles: Bool
 
     public var ok: Bool { failure == nil }
 
-    public init(tagId: String, failure: ProofFailure?, roundTripMilliseconds: Int, handles: ProofBook.CachedHandles?,
+    public init(tagId: String, failure: ProofFailure?, roundTripMilliseconds: Int, handles: ProofHandles?,
                 attRoundTrips: Int, usedCachedHandles: Bool) {
         self.tagId = tagId
         self.failure = failure

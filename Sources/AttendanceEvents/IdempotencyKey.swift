@@ -1,3 +1,4 @@
+import Advertisements
 import BluetoothCrypto
 
 /// The event's `idempotencyKey` (see docs/event-api.md): lowercase hex SHA-256 of

@@ -1,5 +1,5 @@
 import XCTest
-@testable import GatewayCore
+@testable import Advertisements
 import GatewayCoreFixtures
 import SplitMix
 

@@ -1,6 +1,6 @@
+@testable import Advertisements
 import HCI
 import XCTest
-@testable import GatewayCore
 import GatewayCoreFixtures
 import SplitMix
 
