@@ -11,7 +11,7 @@ import PackageDescription
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
 //   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
-//   Advertisements   what devices advertise and who they are: AD decoding, iBeacon, Eddystone,
+//   Advertisements  what devices advertise and who they are: AD decoding, iBeacon, Eddystone,
 //                  tag identities, IRKs and RPA resolution, tag matching; no persons
 //   PresenceProof  the proof protocol on the wire: challenge and response, tag and master keys,
 //                  the service's UUIDs, why a handshake failed; no persons
@@ -29,7 +29,8 @@ import PackageDescription
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerDriver, the connect,
-//                  data-path, GATT server and proof drivers (used by `run` and the controller commands)
+//                  data-path, GATT server and proof drivers (used by `run` and the controller commands);
+//                  no persons: it does not depend on GatewayCore
 //   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
@@ -107,8 +108,8 @@ let package = Package(
         .target(
             name: "Agent",
             dependencies: [
-                "EventLoop", "HCI", "HCITransport", "Host", "Advertisements", "PresenceProof", "AttendanceEvents", "DoorAdvertising",
-                "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
+                "EventLoop", "HCI", "HCITransport", "Host", "Advertisements", "AttendanceEvents", "DoorAdvertising", "GatewayCore",
+                "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
                 "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto",
             ],
             path: "Sources/Agent"
@@ -146,23 +147,23 @@ let package = Package(
             path: "Tests/ProofTagTests"
         ),
         .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
-        // Frames and helpers the Advertisements, PresenceProof, GatewayCore and Presentation
-        // tests share; never in the product.
-        .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
+        // Advertising frames and hex literals the Advertisements, PresenceProof, GatewayCore
+        // and Presentation tests share; never in the product.
+        .target(name: "AdvertisingFixtures", path: "Tests/AdvertisingFixtures"),
         .testTarget(
-            name: "AdvertisementsTests", dependencies: ["Advertisements", "GatewayCoreFixtures", "SplitMix"], path: "Tests/AdvertisementsTests"
+            name: "AdvertisementsTests", dependencies: ["Advertisements", "AdvertisingFixtures", "SplitMix"], path: "Tests/AdvertisementsTests"
         ),
         .testTarget(
-            name: "PresenceProofTests", dependencies: ["PresenceProof", "HCI", "EventLoop", "GatewayCoreFixtures", "SplitMix"], path: "Tests/PresenceProofTests"
+            name: "PresenceProofTests", dependencies: ["PresenceProof", "HCI", "EventLoop", "AdvertisingFixtures", "SplitMix"], path: "Tests/PresenceProofTests"
         ),
         .testTarget(name: "DoorAdvertisingTests", dependencies: ["DoorAdvertising"], path: "Tests/DoorAdvertisingTests"),
         .testTarget(
             name: "GatewayCoreTests",
-            dependencies: ["GatewayCore", "Advertisements", "PresenceProof", "AttendanceEvents", "BluetoothCrypto", "GatewayCoreFixtures", "SplitMix"],
+            dependencies: ["GatewayCore", "Advertisements", "PresenceProof", "AttendanceEvents", "BluetoothCrypto", "AdvertisingFixtures", "SplitMix"],
             path: "Tests/GatewayCoreTests"
         ),
         .testTarget(
-            name: "PresentationTests", dependencies: ["Presentation", "Advertisements", "GatewayCoreFixtures", "SplitMix"],
+            name: "PresentationTests", dependencies: ["Presentation", "Advertisements", "AdvertisingFixtures", "SplitMix"],
             path: "Tests/PresentationTests"
         ),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Advertisements", "PresenceProof", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),

@@ -1,6 +1,6 @@
 import XCTest
 @testable import Advertisements
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 final class AdvertisingDataTests: XCTestCase {

@@ -1,6 +1,6 @@
 import EventLoop
 import XCTest
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import HCI
 @testable import PresenceProof
 import SplitMix

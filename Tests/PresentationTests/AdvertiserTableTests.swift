@@ -4,7 +4,7 @@ import HCI
 import XCTest
 import JSONText
 @testable import Presentation
-import GatewayCoreFixtures
+import AdvertisingFixtures
 
 final class AdvertiserTableTests: XCTestCase {
     let tagAddress = BluetoothAddress("C0:11:22:33:44:55")!

@@ -3,7 +3,7 @@ import EventLoop
 import HCI
 import XCTest
 @testable import Presentation
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// Drives the per-report path (keys → match → statistics) with a realistic mix: 90 %
