@@ -6,11 +6,19 @@ import PackageDescription
 //   EventLoop      monotonic time, injectable clocks, the poll(2) reactor
 //   JSONText       the one-line JSON writer (event bodies, heartbeat, status, CLI output)
 //   HCI            H4 packets, typed commands and events, btsnoop format, TransportSpec
-//   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah (+ COpenSSL)
+//   BluetoothCrypto  the Core specification's security functions: AES-128, AES-CMAC, P-256, f4 f5 f6 g2 ah;
+//                  SHA-256 and HMAC-SHA256 (+ COpenSSL)
 //   HCITransport   user-channel socket, TCP, serial, btsnoop replay (+ CBluetooth headers)
 //   Host           command flow, controller bring-up and recovery, scanning, connect scheduling
 //   SecurityManager  SMP: the LE Secure Connections pairing responder (sans-IO)
-//   GatewayCore    advertisement decoding, tag matching, presence, connection wishes, proofs
+//   Advertisements  what devices advertise and who they are: AD decoding, iBeacon, Eddystone,
+//                  tag identities, IRKs and RPA resolution, tag matching; no persons
+//   PresenceProof  the proof protocol on the wire: challenge and response, tag and master keys,
+//                  the service's UUIDs, why a handshake failed; no persons
+//   AttendanceEvents  the event model: AttendanceEvent and its JSON body, idempotency keys,
+//                  timestamps, the server's URL, the clock's sync state, the door's mode
+//   DoorAdvertising  the door's own beacon: its payload and the sans-IO sequence that puts it on air
+//   GatewayCore    the person-level decisions: presence, connection wishes, the proof book, DoorCore
 //   ProofTag       the tag side of the proof protocol: the Presence Proof service on the GATT server
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
@@ -24,7 +32,7 @@ import PackageDescription
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerDriver, the connect,
 //                  data-path, GATT server and proof drivers (used by `run` and the controller commands);
-//                  DoorBeaconSequence, the door beacon's commands (needs both Host and GatewayCore)
+//                  no persons: it does not depend on GatewayCore
 //   Agent          `run`: the layers wired into the door agent
 //   BeaconGatewayCLI  the `beacon-gateway` executable
 let package = Package(
@@ -39,10 +47,9 @@ let package = Package(
     targets: [
         // BlueZ through its headers only: socket constants and structs, nothing linked.
         .systemLibrary(name: "CBluetooth", path: "Sources/CBluetooth"),
-        // OpenSSL's libcrypto: AES-128 (IRKs), AES-CMAC and P-256 (pairing), SHA-256 and
-        // HMAC-SHA256 (keys, proofs). The
-        // release links it anyway for libcurl's TLS; a second crypto library would only
-        // add megabytes.
+        // OpenSSL's libcrypto, through BluetoothCrypto only: AES-128 (IRKs), AES-CMAC and
+        // P-256 (pairing), SHA-256 and HMAC-SHA256 (keys, proofs). The release links it
+        // anyway for libcurl's TLS; a second crypto library would only add megabytes.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL"),
 
         // Monotonic time, injectable clocks and the poll(2) reactor everything runs on.
@@ -59,19 +66,24 @@ let package = Package(
         .target(name: "BluetoothCrypto", dependencies: ["HCI", "COpenSSL"], path: "Sources/BluetoothCrypto"),
         .target(name: "Host", dependencies: ["HCI", "EventLoop"], path: "Sources/Host"),
         .target(name: "SecurityManager", dependencies: ["BluetoothCrypto", "HCI", "EventLoop"], path: "Sources/SecurityManager"),
+        .target(name: "Advertisements", dependencies: ["HCI", "EventLoop", "BluetoothCrypto"], path: "Sources/Advertisements"),
+        .target(name: "PresenceProof", dependencies: ["HCI", "BluetoothCrypto"], path: "Sources/PresenceProof"),
+        .target(
+            name: "AttendanceEvents",
+            dependencies: ["HCI", "JSONText", "BluetoothCrypto", "Advertisements"],
+            path: "Sources/AttendanceEvents"
+        ),
+        .target(name: "DoorAdvertising", dependencies: ["HCI", "Host", "Advertisements"], path: "Sources/DoorAdvertising"),
         .target(
             name: "GatewayCore",
-            dependencies: [
-                "HCI", "EventLoop", "JSONText", "BluetoothCrypto",
-                "COpenSSL",
-            ],
+            dependencies: ["HCI", "EventLoop", "BluetoothCrypto", "Advertisements", "PresenceProof", "AttendanceEvents"],
             path: "Sources/GatewayCore"
         ),
-        .target(name: "ProofTag", dependencies: ["EventLoop", "Host", "GatewayCore"], path: "Sources/ProofTag"),
-        .target(name: "Presentation", dependencies: ["GatewayCore", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
+        .target(name: "ProofTag", dependencies: ["EventLoop", "Host", "PresenceProof"], path: "Sources/ProofTag"),
+        .target(name: "Presentation", dependencies: ["Advertisements", "HCI", "EventLoop", "JSONText"], path: "Sources/Presentation"),
         .target(
             name: "Config",
-            dependencies: ["GatewayCore", "HCI", "Host", "LEDs", "SystemCalls"],
+            dependencies: ["Advertisements", "PresenceProof", "AttendanceEvents", "GatewayCore", "HCI", "Host", "LEDs", "SystemCalls"],
             path: "Sources/Config"
         ),
         // C libraries through module maps only; no C type leaks above the file that wraps it.
@@ -79,12 +91,12 @@ let package = Package(
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop", "SystemCalls"], path: "Sources/Store"),
-        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "GatewayCore", "SplitMix", "Fleet"], path: "Sources/Forwarder"),
+        .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "AttendanceEvents", "SplitMix", "Fleet"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
-        .target(name: "Fleet", dependencies: ["EventLoop", "GatewayCore", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
+        .target(name: "Fleet", dependencies: ["EventLoop", "BluetoothCrypto", "AttendanceEvents", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
         .target(
             name: "Enrolment",
             dependencies: ["EventLoop", "HCI", "Host", "BluetoothCrypto", "SecurityManager"],
@@ -92,13 +104,14 @@ let package = Package(
         ),
         .target(
             name: "HostDrivers",
-            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Journal", "JSONText"],
+            dependencies: ["EventLoop", "HCI", "HCITransport", "Host", "PresenceProof", "Journal", "JSONText"],
             path: "Sources/HostDrivers"
         ),
         .target(
             name: "Agent",
             dependencies: [
-                "EventLoop", "HCI", "HCITransport", "Host", "GatewayCore", "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
+                "EventLoop", "HCI", "HCITransport", "Host", "Advertisements", "AttendanceEvents", "DoorAdvertising", "GatewayCore",
+                "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
                 "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto",
             ],
             path: "Sources/Agent"
@@ -106,7 +119,8 @@ let package = Package(
         .executableTarget(
             name: "BeaconGatewayCLI",
             dependencies: [
-                "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "GatewayCore", "Presentation", "Config",
+                "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "Advertisements", "PresenceProof", "AttendanceEvents",
+                "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
                 "BluetoothCrypto", "SecurityManager", "Enrolment", "ProofTag",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -120,7 +134,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "PresenceBenchmark",
-            dependencies: ["GatewayCore", "EventLoop", "SplitMix"],
+            dependencies: ["GatewayCore", "Advertisements", "EventLoop", "SplitMix"],
             path: "Benchmarks/PresenceBenchmark"
         ),
 
@@ -130,15 +144,31 @@ let package = Package(
         .testTarget(name: "HCITransportTests", dependencies: ["HCITransport"], path: "Tests/HCITransportTests"),
         .testTarget(name: "HostTests", dependencies: ["Host", "SplitMix"], path: "Tests/HostTests"),
         .testTarget(name: "BluetoothCryptoTests", dependencies: ["BluetoothCrypto"], path: "Tests/BluetoothCryptoTests"),
-        .testTarget(name: "ProofTagTests", dependencies: ["ProofTag", "Host", "GatewayCore", "EventLoop", "SplitMix"], path: "Tests/ProofTagTests"),
-        .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
-        // Frames and helpers the GatewayCore and Presentation tests share; never in the product.
-        .target(name: "GatewayCoreFixtures", path: "Tests/GatewayCoreFixtures"),
-        .testTarget(name: "GatewayCoreTests", dependencies: ["GatewayCore", "GatewayCoreFixtures", "SplitMix"], path: "Tests/GatewayCoreTests"),
         .testTarget(
-            name: "PresentationTests", dependencies: ["Presentation", "GatewayCoreFixtures", "SplitMix"], path: "Tests/PresentationTests"
+            name: "ProofTagTests", dependencies: ["ProofTag", "Host", "PresenceProof", "Advertisements", "EventLoop", "SplitMix"],
+            path: "Tests/ProofTagTests"
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
+        .testTarget(name: "SecurityManagerTests", dependencies: ["SecurityManager", "SplitMix"], path: "Tests/SecurityManagerTests"),
+        // Advertising frames and hex literals the Advertisements, PresenceProof, GatewayCore
+        // and Presentation tests share; never in the product.
+        .target(name: "AdvertisingFixtures", path: "Tests/AdvertisingFixtures"),
+        .testTarget(
+            name: "AdvertisementsTests", dependencies: ["Advertisements", "AdvertisingFixtures", "SplitMix"], path: "Tests/AdvertisementsTests"
+        ),
+        .testTarget(
+            name: "PresenceProofTests", dependencies: ["PresenceProof", "HCI", "EventLoop", "AdvertisingFixtures", "SplitMix"], path: "Tests/PresenceProofTests"
+        ),
+        .testTarget(name: "DoorAdvertisingTests", dependencies: ["DoorAdvertising"], path: "Tests/DoorAdvertisingTests"),
+        .testTarget(
+            name: "GatewayCoreTests",
+            dependencies: ["GatewayCore", "Advertisements", "PresenceProof", "AttendanceEvents", "BluetoothCrypto", "AdvertisingFixtures", "SplitMix"],
+            path: "Tests/GatewayCoreTests"
+        ),
+        .testTarget(
+            name: "PresentationTests", dependencies: ["Presentation", "Advertisements", "AdvertisingFixtures", "SplitMix"],
+            path: "Tests/PresentationTests"
+        ),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Advertisements", "PresenceProof", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "Fleet", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),
@@ -148,7 +178,7 @@ let package = Package(
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
         .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
         .target(name: "ControllerFixtures", dependencies: ["HCI", "HCITransport"], path: "Tests/ControllerFixtures"),
-        .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "ControllerFixtures"], path: "Tests/HostDriversTests"),
-        .testTarget(name: "AgentTests", dependencies: ["Agent", "ControllerFixtures", "JournalFixtures"], path: "Tests/AgentTests"),
+        .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "PresenceProof", "ControllerFixtures"], path: "Tests/HostDriversTests"),
+        .testTarget(name: "AgentTests", dependencies: ["Agent", "DoorAdvertising", "PresenceProof", "GatewayCore", "ControllerFixtures", "JournalFixtures"], path: "Tests/AgentTests"),
     ]
 )

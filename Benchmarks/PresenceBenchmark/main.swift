@@ -11,6 +11,7 @@
 // whole per-report path for tag reports (keys → TagMatcher → engine), and noise reports
 // (keys → TagMatcher, dropped), with the events decided.
 #if canImport(Glibc)
+import Advertisements
 import Glibc
 #endif
 import EventLoop

@@ -1,7 +1,7 @@
+import AttendanceEvents
 import EventLoop
 import Fleet
 import Forwarder
-import GatewayCore
 import Host
 import Store
 
@@ -13,7 +13,7 @@ final class FleetObserver {
     // Single-threaded, never accessed overlapping: no runtime exclusivity check per report.
     @exclusivity(unchecked) var counters = FleetCounters()
     /// Checking people in or paused; only the server roster changes it.
-    var mode: FleetMode = .active
+    var mode: DoorMode = .active
     /// The file's persons; `rosterStatus()` reports the server roster instead while one is in force.
     var roster = RosterStatus.file(persons: 0)
     var lastEventAtMillis: Int64?

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import Fleet
 import GatewayCore
@@ -104,10 +105,10 @@ extension GatewayAgent {
 
     /// The server's switch for the whole door (see docs/fleet.md): what it means is the
     /// core's decision (`DoorCore.setMode`); the fleet, the LEDs and STATUS show it.
-    func setMode(_ mode: FleetMode) {
+    func setMode(_ mode: DoorMode) {
         guard mode != fleet.mode else { return }
         fleet.mode = mode
-        perform(core.setMode(mode == .paused ? .paused : .active, at: loop.now))
+        perform(core.setMode(mode, at: loop.now))
         showMode()
     }
 }

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import Config
 import Fleet
 import Forwarder

@@ -1,3 +1,5 @@
+import Advertisements
+import AttendanceEvents
 import Config
 import GatewayCore
 import HCITransport

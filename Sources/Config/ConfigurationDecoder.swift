@@ -1,4 +1,5 @@
-import GatewayCore
+import Advertisements
+import AttendanceEvents
 import HCI
 
 /// Turns a parsed document into a ``GatewayConfiguration``, section by section, reporting

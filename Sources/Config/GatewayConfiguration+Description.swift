@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 
 // Secret-holding types describe themselves without their secrets, so a stray
 // `print(configuration)`, string interpolation in a log line or `dump` cannot leak a key.

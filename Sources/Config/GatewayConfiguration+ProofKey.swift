@@ -1,4 +1,4 @@
-import GatewayCore
+import PresenceProof
 
 extension GatewayConfiguration {
     /// The key `tag` proves itself with (see docs/proof-protocol.md): its own `key`, else

@@ -1,4 +1,4 @@
-import GatewayCore
+import Advertisements
 
 extension GatewayConfiguration {
     /// What `check-config` prints: the effective configuration as TOML, defaults filled in.

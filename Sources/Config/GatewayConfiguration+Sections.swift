@@ -1,3 +1,4 @@
+import Advertisements
 import GatewayCore
 import HCI
 import LEDs

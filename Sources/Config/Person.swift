@@ -1,4 +1,4 @@
-import GatewayCore
+import Advertisements
 
 /// `[[person]]`: someone whose presence at the door is tracked.
 public struct Person: Hashable, Sendable {

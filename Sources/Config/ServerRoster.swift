@@ -1,18 +1,15 @@
+import AttendanceEvents
+
 /// A roster served by the site's server (see docs/fleet.md): a revision, the door's mode
 /// and persons, validated by the very rules of `[[person]]` tables, alongside the
 /// configuration file's persons (an id or identity in both makes the roster invalid).
 public struct ServerRoster: Hashable, Sendable {
-    /// Whether the door checks people in; `active` when the roster says nothing.
-    public enum Mode: String, CaseIterable, Hashable, Sendable {
-        case active
-        case paused
-    }
-
     public var revision: String
-    public var mode: Mode
+    /// `active` when the roster says nothing.
+    public var mode: DoorMode
     public var persons: [Person]
 
-    public init(revision: String, mode: Mode = .active, persons: [Person]) {
+    public init(revision: String, mode: DoorMode = .active, persons: [Person]) {
         self.revision = revision
         self.mode = mode
         self.persons = persons
@@ -83,7 +80,7 @@ public struct ServerRoster: Hashable, Sendable {
         var root = TableReader(path: .root, values: values, diagnostics: diagnostics)
         let revision = root.text("revision")
         if !root.contains("revision") { root.reportMissing("revision") }
-        let mode = root.choice("mode", of: Mode.self) ?? .active
+        let mode = root.choice("mode", of: DoorMode.self) ?? .active
         var persons: [Person]?
         if let tables = root.tables("person") {
             var registry = PersonRegistry(configurationFile: configuration.persons)

@@ -1,3 +1,5 @@
+import AttendanceEvents
+
 /// Everything the heartbeat, the metrics and `status` report, taken at one moment: built
 /// only when one of them asks, from the counters (kept up as things happen) and the
 /// current state of the agent.
@@ -10,7 +12,7 @@ public struct FleetSnapshot: Hashable, Sendable {
     public var nowMillis: Int64
     public var uptimeSeconds: Int
     public var clockSynced: Bool
-    public var mode: FleetMode
+    public var mode: DoorMode
     public var controller: ControllerSnapshot
     public var scanning: Bool
     /// Persons with an open visit (PRESENT or UNCONFIRMED).
@@ -24,7 +26,7 @@ public struct FleetSnapshot: Hashable, Sendable {
 
     public init(gatewayId: String, siteId: String? = nil, doorId: String? = nil, version: String,
                 startedAtMillis: Int64, nowMillis: Int64, uptimeSeconds: Int, clockSynced: Bool,
-                mode: FleetMode = .active, controller: ControllerSnapshot, scanning: Bool, present: Int,
+                mode: DoorMode = .active, controller: ControllerSnapshot, scanning: Bool, present: Int,
                 reportsPerSecond: Double, outbox: OutboxSnapshot, roster: RosterStatus, lastEventAtMillis: Int64?,
                 counters: FleetCounters, process: ProcessSnapshot? = nil) {
         self.gatewayId = gatewayId

@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 import JSONText
 
 /// The heartbeat's JSON body (see docs/fleet.md), in the documented key order.

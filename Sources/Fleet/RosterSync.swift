@@ -1,5 +1,6 @@
+import AttendanceEvents
+import BluetoothCrypto
 import EventLoop
-import GatewayCore
 
 /// The server roster's decisions (see docs/fleet.md), sans-IO: when to ask the server,
 /// with which `If-None-Match`, what an answer puts in force, what is kept on disk, and
@@ -13,11 +14,11 @@ public struct RosterSync<Roster> {
     /// A roster that passed validation, with what the fleet reports of it.
     public struct Accepted {
         public var revision: String
-        public var mode: FleetMode
+        public var mode: DoorMode
         public var persons: Int
         public var roster: Roster
 
-        public init(revision: String, mode: FleetMode, persons: Int, roster: Roster) {
+        public init(revision: String, mode: DoorMode, persons: Int, roster: Roster) {
             self.revision = revision
             self.mode = mode
             self.persons = persons
@@ -51,7 +52,7 @@ public struct RosterSync<Roster> {
         /// Put these server persons in force beside the file's (nil: none).
         case apply(Roster?)
         /// The door's mode changed.
-        case setMode(FleetMode)
+        case setMode(DoorMode)
         /// Write this to the state directory (atomically, mode 0600).
         case persist(PersistedRoster)
         case report(Report)
@@ -77,7 +78,7 @@ public struct RosterSync<Roster> {
     private var refusedDigest: [UInt8]?
     /// The mode of the last valid roster (a withdrawn roster leaves its mode: a pause is
     /// lifted by the server, never by an edit of the file).
-    public private(set) var mode: FleetMode = .active
+    public private(set) var mode: DoorMode = .active
     /// nil before the first answer.
     private var fetchFailing: Bool?
     private var lastRefusal: String?

@@ -1,4 +1,3 @@
-import GatewayCore
 import JSONText
 
 /// What `beacon-gateway status` shows (see docs/fleet.md): the snapshot's state, each

@@ -1,5 +1,4 @@
 import EventLoop
-import GatewayCore
 
 /// Which events the forwarder sends next (docs/event-api.md): each person's head — their
 /// oldest pending event, the only one of theirs that may be sent (per-person order) — in

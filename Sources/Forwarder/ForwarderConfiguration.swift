@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 
 /// Where and how events are delivered (see docs/event-api.md, `[server]`).
 public struct ForwarderConfiguration: Hashable, Sendable {

@@ -1,4 +1,5 @@
-import GatewayCore
+import AttendanceEvents
+
 
 /// Why the forwarder could not be set up or could not start a request.
 public enum ForwarderError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,6 +1,6 @@
+import AttendanceEvents
 import CCurl
 import EventLoop
-import GatewayCore
 #if canImport(Glibc)
 import Glibc
 #endif

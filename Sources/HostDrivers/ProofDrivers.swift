@@ -1,5 +1,5 @@
 import EventLoop
-import GatewayCore
+import PresenceProof
 import HCI
 import Host
 
@@ -31,7 +31,7 @@ public final class ProofDrivers {
 
     /// Starts a handshake on a connection the scheduler reported (`connect.onConnected`);
     /// the connect time in its timings runs from the last LE Create Connection.
-    public func startProof(on handle: UInt16, tagId: String, key: TagKey, cachedHandles: ProofBook.CachedHandles?,
+    public func startProof(on handle: UInt16, tagId: String, key: TagKey, cachedHandles: ProofHandles?,
                            at now: Instant) {
         let connectDuration = connect.lastCreateConnectionAt.map { now - $0 }
         runner.start(handle: handle, tag: tagId, key: key, cachedHandles: cachedHandles, connectDuration: connectDuration, now: now)

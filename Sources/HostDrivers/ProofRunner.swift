@@ -1,7 +1,7 @@
 import EventLoop
-import GatewayCore
 import HCI
 import Host
+import PresenceProof
 
 /// Performs proof handshakes (see docs/proof-protocol.md) over established connections: write a fresh
 /// challenge, read the response, verify it in constant time, disconnect with 0x13, and
@@ -46,7 +46,7 @@ public final class ProofRunner {
 
     /// Starts a handshake on `handle` (from LE Connection Complete). `connectDuration`
     /// is only reported in the timings.
-    public func start(handle: UInt16, tag: String, key: TagKey, cachedHandles: ProofBook.CachedHandles?,
+    public func start(handle: UInt16, tag: String, key: TagKey, cachedHandles: ProofHandles?,
                       connectDuration: Duration? = nil, now: Instant) {
         let challenge = makeChallenge()
         guard attempts[handle] == nil else {
@@ -111,7 +111,7 @@ public final class ProofRunner {
             tagId: attempt.tag, connectionHandle: handle, failure: failure, roundTripMilliseconds: max(0, milliseconds),
             timings: timings, attRoundTrips: completion?.attRequests ?? 0,
             // Only a valid proof vouches for the handles (the cache is dropped on any failure).
-            handles: failure == nil ? completion.map { ProofBook.CachedHandles(challenge: $0.handles.write, response: $0.handles.read) } : nil,
+            handles: failure == nil ? completion.map { ProofHandles(challenge: $0.handles.write, response: $0.handles.read) } : nil,
             usedCachedHandles: completion?.usedCache ?? false
         ), now)
     }

@@ -1,4 +1,4 @@
-import GatewayCore
+import Advertisements
 import HCI
 import JSONText
 

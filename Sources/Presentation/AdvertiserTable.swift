@@ -1,4 +1,4 @@
-import GatewayCore
+import Advertisements
 import EventLoop
 import HCI
 

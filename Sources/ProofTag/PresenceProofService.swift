@@ -1,5 +1,5 @@
-import GatewayCore
 import Host
+import PresenceProof
 
 /// The Presence Proof service of docs/proof-protocol.md as data: Challenge (write with
 /// response; every write reaches `ProofTag`, which refuses all but 17 bytes and clears

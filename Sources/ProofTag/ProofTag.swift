@@ -1,6 +1,6 @@
 import EventLoop
-import GatewayCore
 import Host
+import PresenceProof
 
 /// The tag side of the proof protocol (docs/proof-protocol.md, SPEC §16), sans-IO: a
 /// GATT server holding GAP, GATT and the Presence Proof service, one per connection.

@@ -2,10 +2,10 @@
 import Glibc
 #endif
 import Config
-import GatewayCore
 import HCI
 import XCTest
 @testable import Agent
+import PresenceProof
 
 /// Which configured tags the agent may connect to, and with which key.
 final class ConnectionTagsTests: XCTestCase {

@@ -1,6 +1,6 @@
 @testable import Agent
 import Config
-import GatewayCore
+import DoorAdvertising
 import XCTest
 
 final class DoorBeaconConfigurationTests: XCTestCase {

@@ -1,6 +1,5 @@
 import Config
 import EventLoop
-import GatewayCore
 import XCTest
 @testable import Agent
 

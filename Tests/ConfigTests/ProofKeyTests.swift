@@ -1,6 +1,6 @@
 import Config
-import GatewayCore
 import XCTest
+import PresenceProof
 
 final class ProofKeyTests: XCTestCase {
     let master = [UInt8](repeating: 0x11, count: 32)

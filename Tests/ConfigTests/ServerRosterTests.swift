@@ -1,5 +1,5 @@
+import Advertisements
 import Config
-import GatewayCore
 import XCTest
 
 /// `[server] roster` / `roster_poll_s`, and a server roster validated by the rules of

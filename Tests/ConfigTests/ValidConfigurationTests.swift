@@ -1,5 +1,5 @@
+import Advertisements
 import Config
-import GatewayCore
 import HCI
 import HCI
 import XCTest

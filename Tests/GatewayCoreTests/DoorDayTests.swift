@@ -1,5 +1,5 @@
 import EventLoop
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 import XCTest
 @testable import GatewayCore

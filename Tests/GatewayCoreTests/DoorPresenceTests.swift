@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import XCTest
 @testable import GatewayCore

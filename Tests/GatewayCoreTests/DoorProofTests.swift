@@ -1,12 +1,13 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
+import PresenceProof
 
 /// Proofs through the door core: wishes, handshakes, lockouts and spoof_suspected.
 final class DoorProofTests: XCTestCase {
     static func ok(_ tag: String) -> ProofOutcome {
         ProofOutcome(tagId: tag, connectionHandle: 0x41, failure: nil, roundTripMilliseconds: 80, attRoundTrips: 2,
-                     handles: ProofBook.CachedHandles(challenge: 0x10, response: 0x12), usedCachedHandles: false)
+                     handles: ProofHandles(challenge: 0x10, response: 0x12), usedCachedHandles: false)
     }
 
     static func failed(_ tag: String) -> ProofOutcome {

@@ -1,7 +1,10 @@
+import Advertisements
+import AttendanceEvents
 import EventLoop
 @testable import HCI
 import XCTest
 @testable import GatewayCore
+import PresenceProof
 
 /// A store that keeps what a driver would put in SQLite, and can be told to refuse.
 struct FakeDoorStore {

@@ -1,8 +1,10 @@
+import Advertisements
+@testable import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// The event body of docs/event-api.md: key, timestamps, id and the exact JSON text.

@@ -1,3 +1,5 @@
+import AttendanceEvents
+import BluetoothCrypto
 import EventLoop
 @testable import HCI
 import SplitMix

@@ -1,8 +1,9 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// Thousands of seeded random trajectories — random walks of signal strength, lost

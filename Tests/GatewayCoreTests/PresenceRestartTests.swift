@@ -1,8 +1,9 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest
 @testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// The restart rule of docs/presence.md: a restart in each state, through the persisted bytes.

@@ -1,7 +1,7 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// Longer stories: noise at the threshold, persons with several tags, proofs, reloads.

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 import XCTest
@@ -264,7 +265,7 @@ struct ReferenceDoor {
         switch state {
         case .nearby:
             guard signal.rssi > engine.limits.enter, !engine.checkinsHeld else { return }
-            var handshake: PresenceDecision.Handshake?
+            var handshake: AttendanceEvent.Handshake?
             if engine.persons[person].requireProof {
                 guard case let .valid(roundTripMs) = engine.proof(person: person, now: now) else {
                     if case let .missing(reason) = engine.proof(person: person, now: now),

@@ -1,9 +1,10 @@
 import EventLoop
 import XCTest
 @testable import GatewayCore
+import PresenceProof
 
 final class ProofBookTests: XCTestCase {
-    private let handles = ProofBook.CachedHandles(challenge: 0x0012, response: 0x0014)
+    private let handles = ProofHandles(challenge: 0x0012, response: 0x0014)
     private func at(_ seconds: Int64) -> Instant { Instant(nanoseconds: seconds * 1_000_000_000) }
 
     func testThreeFailuresLockOutOnceWithOneSpoofSuspected() {

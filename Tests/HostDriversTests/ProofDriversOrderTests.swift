@@ -1,6 +1,6 @@
 import ControllerFixtures
 import EventLoop
-import GatewayCore
+import PresenceProof
 import HCI
 import Host
 import XCTest

@@ -1,10 +1,10 @@
+@testable import Advertisements
 import EventLoop
 import HCI
 import XCTest
-@testable import GatewayCore
 import JSONText
 @testable import Presentation
-import GatewayCoreFixtures
+import AdvertisingFixtures
 
 final class AdvertiserTableTests: XCTestCase {
     let tagAddress = BluetoothAddress("C0:11:22:33:44:55")!

@@ -1,9 +1,9 @@
+import Advertisements
 import EventLoop
 import HCI
 import XCTest
-import GatewayCore
 @testable import Presentation
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 /// Drives the per-report path (keys → match → statistics) with a realistic mix: 90 %

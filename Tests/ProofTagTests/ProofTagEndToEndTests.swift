@@ -1,6 +1,7 @@
+import Advertisements
 import EventLoop
-import GatewayCore
 import Host
+import PresenceProof
 import ProofTag
 import XCTest
 

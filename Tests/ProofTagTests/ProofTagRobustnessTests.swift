@@ -1,6 +1,6 @@
 import EventLoop
-import GatewayCore
 import Host
+import PresenceProof
 import ProofTag
 import SplitMix
 import XCTest

@@ -1,6 +1,7 @@
+import Advertisements
 import Config
+import DoorAdvertising
 import EventLoop
-import GatewayCore
 import HCI
 import Host
 import HostDrivers

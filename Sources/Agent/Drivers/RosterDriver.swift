@@ -1,3 +1,4 @@
+import AttendanceEvents
 import Config
 import EventLoop
 import Fleet
@@ -13,7 +14,7 @@ final class RosterDriver {
         /// The configuration file's persons with a new server roster's: put in force
         /// (the path SIGHUP takes).
         var apply: (GatewayConfiguration) -> Void
-        var setMode: (FleetMode) -> Void
+        var setMode: (DoorMode) -> Void
         /// Called before each request: events first, whatever delivery is due starts
         /// before the request does.
         var beforeFetch: () -> Void
@@ -104,7 +105,7 @@ final class RosterDriver {
             defer { self.validation = clock.now - started }
             return ServerRoster.validate(body, alongside: file)
                 .map { roster in
-                    RosterSync.Accepted(revision: roster.revision, mode: roster.mode == .paused ? .paused : .active,
+                    RosterSync.Accepted(revision: roster.revision, mode: roster.mode,
                                         persons: roster.persons.count, roster: roster)
                 }
                 .mapError { RosterRefusal($0.description) }

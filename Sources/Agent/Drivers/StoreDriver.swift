@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import AttendanceEvents
 import Glibc
 #endif
 import EventLoop

@@ -1,3 +1,4 @@
+import Advertisements
 import ArgumentParser
 import Config
 import EventLoop

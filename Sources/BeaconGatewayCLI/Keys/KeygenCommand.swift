@@ -1,10 +1,11 @@
+import Advertisements
 import ArgumentParser
 import Config
-import GatewayCore
 import Journal
 
 #if canImport(Glibc)
 import Glibc
+import PresenceProof
 #endif
 
 /// `beacon-gateway keygen`: provisioning keys (see docs/proof-protocol.md, docs/cli.md).

@@ -1,6 +1,6 @@
+import PresenceProof
 import SystemCalls
 import Config
-import GatewayCore
 
 #if canImport(Glibc)
 import Glibc

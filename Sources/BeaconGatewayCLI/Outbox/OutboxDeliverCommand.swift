@@ -3,7 +3,6 @@ import ArgumentParser
 import Config
 import EventLoop
 import Forwarder
-import GatewayCore
 import JSONText
 import Journal
 import Store

@@ -1,4 +1,4 @@
-import GatewayCore
+import AttendanceEvents
 import JSONText
 import Store
 #if canImport(Glibc)

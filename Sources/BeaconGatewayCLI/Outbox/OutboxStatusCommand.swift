@@ -1,7 +1,6 @@
 import ArgumentParser
 import EventLoop
 import Forwarder
-import GatewayCore
 import JSONText
 import Journal
 import Store

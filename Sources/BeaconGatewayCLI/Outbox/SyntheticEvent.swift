@@ -1,4 +1,4 @@
-import GatewayCore
+import Advertisements
 import JSONText
 
 /// Events made up for `outbox enqueue`: shaped like the events of docs/event-api.md, so the test server and the

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Config
-import GatewayCore
 import HCITransport
 import HostDrivers
 import Journal

@@ -1,3 +1,4 @@
+import Advertisements
 import Config
 import EventLoop
 import GatewayCore
@@ -5,6 +6,7 @@ import HCI
 import Host
 import HostDrivers
 import Journal
+import PresenceProof
 
 /// The loop behind `beacon-gateway prove`: scan until the tag is heard, connect through
 /// the `ConnectSchedulerDriver` (the agent's persistent connect), run the handshake, report.

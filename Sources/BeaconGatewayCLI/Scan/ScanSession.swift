@@ -1,9 +1,9 @@
 #if canImport(Glibc)
+import Advertisements
 import Glibc
 #endif
 import Config
 import EventLoop
-import GatewayCore
 import HCI
 import HCITransport
 import Host

@@ -1,8 +1,9 @@
+import Advertisements
 import ArgumentParser
 import Config
-import GatewayCore
 import HCI
 import Journal
+import PresenceProof
 
 /// `beacon-gateway tag --id TAG`: a reference tag for the proof protocol (SPEC §16,
 /// docs/proof-protocol.md, "The reference tag"; docs/cli.md).

@@ -1,10 +1,12 @@
+import Advertisements
+import BluetoothCrypto
 import EventLoop
-import GatewayCore
 import HCI
 import HCITransport
 import Host
 import HostDrivers
 import Journal
+import PresenceProof
 import ProofTag
 
 /// The loop behind `beacon-gateway tag`: the controller, its data path, the Presence Proof

@@ -1,3 +1,5 @@
+import AttendanceEvents
+
 /// Events and the presence records that go with them: stored together or not at all.
 public struct DoorCommitBatch: Hashable, Sendable {
     /// In decision order; `sequence` is 0: the store allocates it and the body is rendered

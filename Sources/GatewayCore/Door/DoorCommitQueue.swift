@@ -1,3 +1,5 @@
+import AttendanceEvents
+
 /// An event decided and not yet stored, with what goes into its transaction.
 struct DoorPendingEvent: Sendable {
     enum RecordWrite: Sendable {

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 
 /// The one committer: checkins, checkouts (of removed persons too) and spoof_suspected go

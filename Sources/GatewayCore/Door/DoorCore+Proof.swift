@@ -1,5 +1,7 @@
+import AttendanceEvents
 import EventLoop
 import HCI
+import PresenceProof
 
 /// Connections and proofs (docs/proof-protocol.md, docs/persistent-connect.md): which tags
 /// to connect to, whether a new connection runs a handshake, what outcomes mean for

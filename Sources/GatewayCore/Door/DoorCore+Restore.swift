@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 
 /// Start and reload: restored state, removed persons, a new roster or settings.

@@ -1,3 +1,5 @@
+import Advertisements
+import AttendanceEvents
 import EventLoop
 import HCI
 

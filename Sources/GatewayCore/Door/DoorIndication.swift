@@ -1,3 +1,5 @@
+import AttendanceEvents
+
 public enum DoorIndication: Hashable, Sendable {
     /// An event was committed: blink, count, kick the forwarder.
     case committed(AttendanceEvent)

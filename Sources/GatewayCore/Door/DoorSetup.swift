@@ -1,4 +1,7 @@
+import Advertisements
+import AttendanceEvents
 import HCI
+import PresenceProof
 
 /// What the door core is configured with: the roster and settings (from the
 /// configuration file or the server's roster), the gateway's identity.

@@ -1,3 +1,5 @@
+import AttendanceEvents
+import BluetoothCrypto
 import HCI
 
 /// The file that carries decisions the store refused over a stop (docs/reliability.md,
@@ -295,7 +297,7 @@ private struct Reader {
         case 1: try small(what + "'s tx power")
         default: throw Failure(reason: "\(what)'s tx power has an unknown flag")
         }
-        let handshake: PresenceDecision.Handshake? = switch try byte(what + "'s handshake") {
+        let handshake: AttendanceEvent.Handshake? = switch try byte(what + "'s handshake") {
         case 0: nil
         case 1: .init(ok: false, roundTripMilliseconds: try small(what + "'s round trip"))
         case 2: .init(ok: true, roundTripMilliseconds: try small(what + "'s round trip"))

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 
@@ -57,7 +58,7 @@ extension PresenceEngine {
             // Held (a paused door, or a store that refuses events): nobody new is checked
             // in; the person stays NEARBY and is checked in at a sample after the hold.
             guard above, !checkinsHeld else { return }
-            var handshake: PresenceDecision.Handshake?
+            var handshake: AttendanceEvent.Handshake?
             if persons[person].requireProof {
                 switch proof(person: person, now: now) {
                 case let .valid(roundTripMs):
@@ -110,7 +111,7 @@ extension PresenceEngine {
     }
 
     func decision(person: Int, tag: Int, timestamp: Int64, decidedAt: Int64, series: [Int8],
-                  handshake: PresenceDecision.Handshake?) -> PresenceDecision {
+                  handshake: AttendanceEvent.Handshake?) -> PresenceDecision {
         let slot = tag >= 0 && tag < tags.count ? tags[tag] : nil
         let visitStart = persons[person].visitStart
         let visitStartWall = persons[person].visitStartWall

@@ -1,3 +1,4 @@
+import AttendanceEvents
 import EventLoop
 import HCI
 
@@ -55,15 +56,5 @@ public struct PresenceDecision: Hashable, Sendable {
     /// Last TX power the tag advertised, if any.
     public var txPower: Int?
     /// The proof the checkin relied on; nil when the person needs no proof.
-    public var handshake: Handshake?
-
-    public struct Handshake: Hashable, Sendable {
-        public var ok: Bool
-        public var roundTripMilliseconds: Int
-
-        public init(ok: Bool, roundTripMilliseconds: Int) {
-            self.ok = ok
-            self.roundTripMilliseconds = roundTripMilliseconds
-        }
-    }
+    public var handshake: AttendanceEvent.Handshake?
 }

@@ -1,3 +1,5 @@
+import Advertisements
+
 /// A person as the presence engine sees them: an id and the tags they carry.
 public struct PresencePerson: Hashable, Sendable {
     /// Sent as `userId`; unique among persons.

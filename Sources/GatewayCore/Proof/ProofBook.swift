@@ -1,4 +1,5 @@
 import EventLoop
+import PresenceProof
 
 /// Per-tag proof bookkeeping (see docs/proof-protocol.md): the GATT value handles found by discovery,
 /// consecutive failures, lockout, and the last successful proof.
@@ -15,16 +16,6 @@ public struct ProofBook: Sendable {
         public init(maxConsecutiveFailures: Int = 3, lockout: Duration = .seconds(300)) {
             self.maxConsecutiveFailures = max(1, maxConsecutiveFailures)
             self.lockout = lockout
-        }
-    }
-
-    /// The value handles of the Challenge and Response characteristics on one tag.
-    public struct CachedHandles: Hashable, Sendable {
-        public var challenge: UInt16
-        public var response: UInt16
-        public init(challenge: UInt16, response: UInt16) {
-            self.challenge = challenge
-            self.response = response
         }
     }
 
@@ -46,7 +37,7 @@ public struct ProofBook: Sendable {
     }
 
     struct Record: Sendable {
-        var handles: CachedHandles?
+        var handles: ProofHandles?
         var consecutiveFailures = 0
         var lockedUntil: Instant?
         var lastProof: SuccessfulProof?
@@ -71,7 +62,7 @@ public struct ProofBook: Sendable {
     public func isLockedOut(tag: String, now: Instant) -> Bool { !mayAttempt(tag: tag, now: now) }
 
     /// The handles from the last discovery, if no failure has happened since.
-    public func cachedHandles(tag: String) -> CachedHandles? { records[tag]?.handles }
+    public func cachedHandles(tag: String) -> ProofHandles? { records[tag]?.handles }
 
     public func consecutiveFailures(tag: String) -> Int { records[tag]?.consecutiveFailures ?? 0 }
 
@@ -91,7 +82,7 @@ public struct ProofBook: Sendable {
     // MARK: Inputs
 
     /// A proof succeeded: failures reset, handles cached.
-    public mutating func recordSuccess(tag: String, handles: CachedHandles, roundTripMilliseconds: Int, now: Instant) {
+    public mutating func recordSuccess(tag: String, handles: ProofHandles, roundTripMilliseconds: Int, now: Instant) {
         var record = records[tag] ?? Record()
         record.handles = handles
         record.consecutiveFailures = 0

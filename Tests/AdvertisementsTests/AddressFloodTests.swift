@@ -1,7 +1,7 @@
+@testable import Advertisements
 import EventLoop
 import HCI
 import XCTest
-@testable import GatewayCore
 import SplitMix
 
 /// An address flood against a door with 500 enrolled phones (docs/identities.md, "Address

@@ -1,7 +1,7 @@
-import GatewayCore
+import Advertisements
+import DoorAdvertising
 import HCI
 import Host
-import HostDrivers
 import XCTest
 
 final class DoorBeaconSequenceTests: XCTestCase {

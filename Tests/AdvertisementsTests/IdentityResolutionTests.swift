@@ -1,7 +1,7 @@
+@testable import Advertisements
 import HCI
 import XCTest
-@testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
 import SplitMix
 
 final class IdentityResolutionTests: XCTestCase {

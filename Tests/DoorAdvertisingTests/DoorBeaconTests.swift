@@ -1,4 +1,5 @@
-import GatewayCore
+import Advertisements
+import DoorAdvertising
 import XCTest
 
 final class DoorBeaconTests: XCTestCase {

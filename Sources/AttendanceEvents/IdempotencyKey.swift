@@ -1,3 +1,6 @@
+import Advertisements
+import BluetoothCrypto
+
 /// The event's `idempotencyKey` (see docs/event-api.md): lowercase hex SHA-256 of
 /// `personId|gatewayId|type|visitStartMillis`.
 ///

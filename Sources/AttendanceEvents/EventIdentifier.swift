@@ -1,3 +1,5 @@
+import Advertisements
+
 /// The event's local `id`: a version-4 UUID in its 36-character text form.
 public enum EventIdentifier {
     /// A UUID v4 from 16 random bytes (version and variant bits set here); nil unless

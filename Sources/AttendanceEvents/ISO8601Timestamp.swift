@@ -1,6 +1,6 @@
 /// UTC timestamps as the server expects them: `2026-11-20T06:35:12.345Z`.
 ///
-/// Written by hand (Howard Hinnant's `civil_from_days`) so that GatewayCore needs no
+/// Written by hand (Howard Hinnant's `civil_from_days`) so that the event model needs no
 /// Foundation; proleptic Gregorian calendar, any year from −9999 to 9999 formats, later
 /// years print with more digits.
 public enum ISO8601Timestamp {

@@ -2,8 +2,9 @@ import COpenSSL
 
 /// SHA-256 and HMAC-SHA256 through OpenSSL's libcrypto, which the binary links anyway
 /// (libcurl's TLS, AES for IRKs): a second crypto library (BoringSSL in swift-crypto)
-/// would only add megabytes to the static release. The only file of GatewayCore that sees
-/// OpenSSL (AES is BluetoothCrypto's).
+/// would only add megabytes to the static release. Here, beside AES and P-256, so that
+/// one target alone sees OpenSSL: tag keys and proofs (HMAC), idempotency keys, the held
+/// events file and the roster's digest (SHA-256) all come through it.
 public enum SHA256 {
     public static let byteCount = 32
 
@@ -19,7 +20,7 @@ public enum SHA256 {
         return digest
     }
 
-    static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
+    public static func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
         var mac = [UInt8](repeating: 0, count: byteCount)
         let ok = key.withUnsafeBufferPointer { keyBytes in
             message.withUnsafeBufferPointer { input in

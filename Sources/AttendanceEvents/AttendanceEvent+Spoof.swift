@@ -1,3 +1,4 @@
+import Advertisements
 import HCI
 
 extension AttendanceEvent {

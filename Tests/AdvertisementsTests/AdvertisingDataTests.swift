@@ -1,6 +1,6 @@
 import XCTest
-@testable import GatewayCore
-import GatewayCoreFixtures
+@testable import Advertisements
+import AdvertisingFixtures
 import SplitMix
 
 final class AdvertisingDataTests: XCTestCase {

@@ -1,3 +1,5 @@
+import Advertisements
+
 /// What the gateway advertises as the door's own beacon (`[advertise]`), as bytes for
 /// the controller: advertising data, scan response data, the PDU type and the interval.
 ///

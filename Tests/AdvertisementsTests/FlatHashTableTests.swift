@@ -1,4 +1,4 @@
-@testable import GatewayCore
+@testable import Advertisements
 import SplitMix
 import XCTest
 

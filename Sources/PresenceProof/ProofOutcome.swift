@@ -32,13 +32,13 @@ public struct ProofOutcome: Sendable, CustomStringConvertible {
     /// ATT requests sent: 2 with cached handles (write, read).
     public var attRoundTrips: Int
     /// The value handles, for the proof book's cache: set only when the proof is valid.
-    public var handles: ProofBook.CachedHandles?
+    public var handles: ProofHandles?
     public var usedCachedHandles: Bool
 
     public var ok: Bool { failure == nil }
 
     public init(tagId: String, connectionHandle: UInt16, failure: ProofFailure?, roundTripMilliseconds: Int,
-                timings: Timings = Timings(), attRoundTrips: Int, handles: ProofBook.CachedHandles?, usedCachedHandles: Bool) {
+                timings: Timings = Timings(), attRoundTrips: Int, handles: ProofHandles?, usedCachedHandles: Bool) {
         self.tagId = tagId
         self.connectionHandle = connectionHandle
         self.failure = failure

@@ -1,3 +1,5 @@
+import BluetoothCrypto
+import HCI
 
 /// Proof protocol v1 (see docs/proof-protocol.md): the gateway writes `0x01 ‖ nonce(16)` to the tag's
 /// Challenge characteristic and reads `0x01 ‖ first16(HMAC-SHA256(K_tag, "BGWv1" ‖ nonce))`
@@ -21,7 +23,7 @@ public enum ProofProtocol {
     public static let responseCharacteristicUUID: [UInt8] = uuid("327c0003652e44d5b1549f067567c974")
 
     private static func uuid(_ text: String) -> [UInt8] {
-        TagIdentity.parseHex(Substring(text), byteCount: 16) ?? []
+        text.withUTF8Bytes { HexText.bytes($0, byteCount: 16) } ?? []
     }
 
     /// A challenge with a fresh nonce from `generator` (the CSPRNG in production:

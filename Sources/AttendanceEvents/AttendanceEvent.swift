@@ -1,10 +1,12 @@
+import Advertisements
 import HCI
 
 /// One event for the server (see docs/event-api.md), complete except for rendering.
 ///
-/// The agent builds it from a `PresenceDecision` when the engine emits `checkin` or
-/// `checkout`; the store assigns `sequence` (monotonic per gateway, persisted) in the
-/// transaction that commits the event, then keeps `jsonBody()` for delivery.
+/// The door core builds it from the presence engine's `checkin` or `checkout` (see
+/// `AttendanceEvent+Presence.swift` in GatewayCore); the store assigns `sequence`
+/// (monotonic per gateway, persisted) in the transaction that commits the event, then
+/// keeps `jsonBody()` for delivery.
 public struct AttendanceEvent: Hashable, Sendable {
     /// Local event id: a UUID v4.
     public var id: String
@@ -22,7 +24,7 @@ public struct AttendanceEvent: Hashable, Sendable {
     public var txPower: Int?
     /// Rendered as `null` when no proof was involved (a person without `require_proof`,
     /// and every checkout: leaving is not proven), so that the body's keys never vary.
-    public var handshake: PresenceDecision.Handshake?
+    public var handshake: Handshake?
     public var appVersion: String
     /// Whether the system clock was synchronised when the event was decided; rendered
     /// (`"clockSynced": false`) only when it was not, so other bodies stay as they were.
@@ -30,7 +32,7 @@ public struct AttendanceEvent: Hashable, Sendable {
 
     public init(id: String, sequence: Int64, type: AttendanceEventType, userId: String, gateway: GatewayIdentity,
                 timestampMilliseconds: Int64, decidedAtMilliseconds: Int64, visitStartMilliseconds: Int64,
-                beacon: BeaconInfo, rssiSeries: [Int], txPower: Int?, handshake: PresenceDecision.Handshake?,
+                beacon: BeaconInfo, rssiSeries: [Int], txPower: Int?, handshake: Handshake?,
                 appVersion: String) {
         self.id = id
         self.sequence = sequence
@@ -49,31 +51,15 @@ public struct AttendanceEvent: Hashable, Sendable {
                                              visitStartMilliseconds: visitStartMilliseconds)
     }
 
-    /// The event for a presence decision. `identities` are the deciding tag's configured
-    /// identities (for the beacon block); `id` defaults to a fresh UUID v4.
-    public init(_ kind: AttendanceEventType, decision: PresenceDecision, gateway: GatewayIdentity, sequence: Int64,
-                identities: [TagIdentity], appVersion: String, id: String = EventIdentifier.uuidV4()) {
-        self.init(id: id, sequence: sequence, type: kind, userId: decision.personId, gateway: gateway,
-                  timestampMilliseconds: decision.timestampWallMilliseconds,
-                  decidedAtMilliseconds: decision.decidedAtWallMilliseconds,
-                  visitStartMilliseconds: decision.visitStartWallMilliseconds,
-                  beacon: BeaconInfo(tag: decision.tagId, address: decision.address, identities: identities),
-                  rssiSeries: decision.rssiSeries, txPower: decision.txPower,
-                  handshake: kind == .checkin ? decision.handshake : nil, appVersion: appVersion)
-    }
+    /// The body's `handshake` block: the proof a checkin relied on, or the last failed
+    /// attempt of a lockout.
+    public struct Handshake: Hashable, Sendable {
+        public var ok: Bool
+        public var roundTripMilliseconds: Int
 
-    /// The event for a `PresenceEvent`, or nil for the ones that are only logged.
-    public init?(_ event: PresenceEvent, gateway: GatewayIdentity, sequence: Int64, identities: [TagIdentity],
-                 appVersion: String, id: String = EventIdentifier.uuidV4()) {
-        switch event {
-        case let .checkin(decision):
-            self.init(.checkin, decision: decision, gateway: gateway, sequence: sequence, identities: identities,
-                      appVersion: appVersion, id: id)
-        case let .checkout(decision):
-            self.init(.checkout, decision: decision, gateway: gateway, sequence: sequence, identities: identities,
-                      appVersion: appVersion, id: id)
-        case .stateChanged, .waitingForProof:
-            return nil
+        public init(ok: Bool, roundTripMilliseconds: Int) {
+            self.ok = ok
+            self.roundTripMilliseconds = roundTripMilliseconds
         }
     }
 }

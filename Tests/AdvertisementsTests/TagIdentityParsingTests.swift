@@ -1,6 +1,6 @@
+@testable import Advertisements
 import HCI
 import XCTest
-@testable import GatewayCore
 
 /// Each identity key's text form: accepted values, case, separators, lengths, and the
 /// error that names what was expected.

@@ -1,5 +1,6 @@
-// Advertising frames, hex literals and a seeded generator that the GatewayCore and
-// Presentation tests share (test targets cannot depend on one another).
+// Advertising frames, hex literals and a seeded generator that the Advertisements,
+// PresenceProof, GatewayCore and Presentation tests share (test targets cannot depend on
+// one another).
 
 /// Bytes from hex text; spaces ignored. Test data only, so a bad literal stops the run.
 public func bytes(_ text: String) -> [UInt8] {

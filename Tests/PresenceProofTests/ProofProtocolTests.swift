@@ -1,7 +1,8 @@
 import EventLoop
 import XCTest
-@testable import GatewayCore
-import GatewayCoreFixtures
+import AdvertisingFixtures
+import HCI
+@testable import PresenceProof
 import SplitMix
 
 /// The test vector of docs/proof-protocol.md and the properties around it.
@@ -11,15 +12,15 @@ final class ProofProtocolTests: XCTestCase {
 
     func testDerivedTagKeyMatchesTheSpecVector() {
         let key = TagKey.derive(masterKey: master, tagId: "tag-1001")
-        XCTAssertEqual(hex(key.bytes), "f1e9df2e41d03c9a3efa343aa41ececa150033c77386570e763f550c45709ee6")
+        XCTAssertEqual(HexText.lowercase(key.bytes), "f1e9df2e41d03c9a3efa343aa41ececa150033c77386570e763f550c45709ee6")
     }
 
     func testChallengeAndResponseMatchTheSpecVector() throws {
         let key = TagKey.derive(masterKey: master, tagId: "tag-1001")
         let challenge = try XCTUnwrap(ProofChallenge(nonce: nonce))
-        XCTAssertEqual(hex(challenge.bytes), "01a0a1a2a3a4a5a6a7a8a9aaabacadaeaf")
+        XCTAssertEqual(HexText.lowercase(challenge.bytes), "01a0a1a2a3a4a5a6a7a8a9aaabacadaeaf")
         let response = ProofProtocol.expectedResponse(to: challenge, key: key)
-        XCTAssertEqual(hex(response), "018bef2bc2e37b2fdfe325a5ada5c2009b")
+        XCTAssertEqual(HexText.lowercase(response), "018bef2bc2e37b2fdfe325a5ada5c2009b")
         XCTAssertNoThrow(try ProofProtocol.verify(response: bytes("018bef2bc2e37b2fdfe325a5ada5c2009b"), to: challenge, key: key))
     }
 
@@ -98,9 +99,9 @@ final class ProofProtocolTests: XCTestCase {
     }
 
     func testServiceAndCharacteristicUUIDsAreTheSpecs() {
-        XCTAssertEqual(hex(ProofProtocol.serviceUUID), "327c0001652e44d5b1549f067567c974")
-        XCTAssertEqual(hex(ProofProtocol.challengeCharacteristicUUID), "327c0002652e44d5b1549f067567c974")
-        XCTAssertEqual(hex(ProofProtocol.responseCharacteristicUUID), "327c0003652e44d5b1549f067567c974")
+        XCTAssertEqual(HexText.lowercase(ProofProtocol.serviceUUID), "327c0001652e44d5b1549f067567c974")
+        XCTAssertEqual(HexText.lowercase(ProofProtocol.challengeCharacteristicUUID), "327c0002652e44d5b1549f067567c974")
+        XCTAssertEqual(HexText.lowercase(ProofProtocol.responseCharacteristicUUID), "327c0003652e44d5b1549f067567c974")
     }
 
     func testConstantTimeEqual() {

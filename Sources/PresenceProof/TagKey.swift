@@ -1,3 +1,6 @@
+import BluetoothCrypto
+import HCI
+
 /// A tag's 256-bit proof key `K_tag` (see docs/proof-protocol.md): either configured per tag or derived
 /// from the site master key. Secret: its description never shows the bytes.
 public struct TagKey: Hashable, Sendable, CustomStringConvertible {
@@ -59,7 +62,7 @@ public struct MasterKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The key file's content: 64 lower-case hex digits and a newline.
-    public var fileContent: String { hex(bytes) + "\n" }
+    public var fileContent: String { HexText.lowercase(bytes) + "\n" }
 
     /// Parses a key file's content: 64 hex digits, surrounding whitespace ignored.
     public init?(fileContent: [UInt8]) {
@@ -67,7 +70,7 @@ public struct MasterKey: Hashable, Sendable, CustomStringConvertible {
         guard let first = fileContent.firstIndex(where: { !isSpace($0) }),
               let last = fileContent.lastIndex(where: { !isSpace($0) }) else { return nil }
         let text = String(decoding: fileContent[first ... last], as: UTF8.self)
-        guard let bytes = TagIdentity.parseHex(Substring(text), byteCount: Self.byteCount) else { return nil }
+        guard let bytes = text.withUTF8Bytes({ HexText.bytes($0, byteCount: Self.byteCount) }) else { return nil }
         self.init(bytes: bytes)
     }
 
