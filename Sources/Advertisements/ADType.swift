@@ -1,3 +1,5 @@
+import HCI
+
 /// The type octet of one advertising-data structure (Core Specification Supplement,
 /// part A; numbers from the Assigned Numbers document).
 ///
@@ -37,7 +39,7 @@ public struct ADType: RawRepresentable, Hashable, Sendable, CustomStringConverti
         case .serviceData32: "32-bit service data"
         case .serviceData128: "128-bit service data"
         case .manufacturerSpecificData: "manufacturer specific data"
-        default: "AD type 0x\(hex([rawValue]))"
+        default: "AD type 0x\(HexText.lowercase([rawValue]))"
         }
     }
 }
@@ -53,7 +55,7 @@ public struct CompanyIdentifier: RawRepresentable, Hashable, Sendable, CustomStr
     public static let google = CompanyIdentifier(rawValue: 0x00E0)
 
     public var description: String {
-        let number = "0x" + hex([UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)])
+        let number = "0x" + HexText.lowercase([UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)])
         switch self {
         case .microsoft: return "Microsoft (\(number))"
         case .apple: return "Apple (\(number))"

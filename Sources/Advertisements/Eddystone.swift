@@ -1,3 +1,5 @@
+import HCI
+
 /// Eddystone frames, carried as 16-bit service data for UUID 0xFEAA
 /// (github.com/google/eddystone, protocol-specification.md).
 public enum EddystoneFrame: Hashable, Sendable {
@@ -118,7 +120,7 @@ public struct EddystoneUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Configuration form `NAMESPACE:INSTANCE` in hex, as docs/identities.md writes it.
-    public var description: String { "\(hex(namespaceBytes)):\(hex(instanceBytes))" }
+    public var description: String { "\(HexText.lowercase(namespaceBytes)):\(HexText.lowercase(instanceBytes))" }
 }
 
 /// Unencrypted Eddystone telemetry (TLM version 0x00).

@@ -50,7 +50,7 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .iBeacon(uuid, major, minor): "\(TagIdentity.formatUUID(uuid)):\(major):\(minor)"
-        case let .eddystoneUID(namespace, instance): "\(hex(namespace)):\(hex(instance))"
+        case let .eddystoneUID(namespace, instance): "\(HexText.lowercase(namespace)):\(HexText.lowercase(instance))"
         case let .address(address): address.description
         case .irk: "********************************"
         }
@@ -145,7 +145,7 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     }
 
     public static func formatUUID(_ bytes: [UInt8]) -> String {
-        let h = hex(bytes)
+        let h = HexText.lowercase(bytes)
         guard h.count == 32 else { return h }
         let c = Array(h)
         return String(c[0 ..< 8]) + "-" + String(c[8 ..< 12]) + "-" + String(c[12 ..< 16]) + "-" + String(c[16 ..< 20]) + "-" + String(c[20 ..< 32])
@@ -155,15 +155,4 @@ public enum TagIdentity: Hashable, Sendable, CustomStringConvertible {
     public static func parseHex(_ text: Substring, byteCount: Int) -> [UInt8]? {
         text.withUTF8Bytes { HexText.bytes($0, byteCount: byteCount) }
     }
-}
-
-/// Lower-case hex of bytes, no separators.
-public func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-    let digits = Array("0123456789abcdef".utf8)
-    var utf8 = [UInt8]()
-    for byte in bytes {
-        utf8.append(digits[Int(byte >> 4)])
-        utf8.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: utf8, as: UTF8.self)
 }

@@ -1,3 +1,5 @@
+import HCI
+
 /// A 128-bit UUID as two integers, most significant half first, so it hashes and
 /// compares in two words: it is part of the iBeacon and Eddystone-UID match keys.
 public struct UUID128: Hashable, Comparable, Sendable, CustomStringConvertible {
@@ -65,8 +67,8 @@ public enum BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     /// Short UUIDs as 4 or 8 lower-case hex digits ("feaa"), long ones as `8-4-4-4-12`.
     public var description: String {
         switch self {
-        case let .uuid16(value): hex([UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)])
-        case let .uuid32(value): hex((0 ..< 4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32(3 - $0))) })
+        case let .uuid16(value): HexText.lowercase([UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value)])
+        case let .uuid32(value): HexText.lowercase((0 ..< 4).map { UInt8(truncatingIfNeeded: value >> (8 * UInt32(3 - $0))) })
         case let .uuid128(value): value.description
         }
     }

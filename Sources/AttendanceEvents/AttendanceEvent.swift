@@ -108,7 +108,7 @@ public struct BeaconInfo: Hashable, Sendable {
         }
         if identity == nil {
             for case let .eddystoneUID(namespace, instance) in identities {
-                identity = .eddystoneUID(namespace: hex(namespace), instance: hex(instance))
+                identity = .eddystoneUID(namespace: HexText.lowercase(namespace), instance: HexText.lowercase(instance))
                 break
             }
         }

@@ -1,5 +1,6 @@
 import Advertisements
 import BluetoothCrypto
+import HCI
 
 /// The event's `idempotencyKey` (see docs/event-api.md): lowercase hex SHA-256 of
 /// `personId|gatewayId|type|visitStartMillis`.
@@ -13,6 +14,6 @@ public enum IdempotencyKey {
     public static func make(personId: String, gatewayId: String, type: AttendanceEventType,
                             visitStartMilliseconds: Int64) -> String {
         let text = "\(personId)|\(gatewayId)|\(type.rawValue)|\(visitStartMilliseconds)"
-        return hex(SHA256.hash(Array(text.utf8)))
+        return HexText.lowercase(SHA256.hash(Array(text.utf8)))
     }
 }

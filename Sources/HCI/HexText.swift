@@ -32,10 +32,10 @@ public enum HexText {
     }
 
     /// `bytes` as lowercase hex digits, two per byte, in the order given (what `bytes(_:byteCount:)` reads back).
-    public static func lowercase(_ bytes: [UInt8]) -> String {
+    public static func lowercase<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var text = [UInt8]()
-        text.reserveCapacity(bytes.count * 2)
+        text.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0F)])

@@ -1,7 +1,6 @@
 import Advertisements
 import Config
 import HCI
-import HCI
 import XCTest
 
 final class ValidConfigurationTests: XCTestCase {
@@ -134,7 +133,7 @@ final class ValidConfigurationTests: XCTestCase {
         XCTAssertEqual(aiko.tags[0].track, .connection)
         XCTAssertNil(aiko.tags[0].key)
         XCTAssertEqual(aiko.tags[1].identities, [try TagIdentity.parse(key: "irk", value: Self.irkHex)])
-        XCTAssertEqual(aiko.tags[1].key.map(hex), Self.tagKeyHex)
+        XCTAssertEqual(aiko.tags[1].key.map { HexText.lowercase($0) }, Self.tagKeyHex)
         XCTAssertEqual(aiko.tags[1].track, .advertising)
         let second = config.persons[1]
         XCTAssertNil(second.name)

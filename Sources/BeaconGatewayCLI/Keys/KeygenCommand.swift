@@ -1,6 +1,7 @@
 import Advertisements
 import ArgumentParser
 import Config
+import HCI
 import Journal
 
 #if canImport(Glibc)
@@ -53,7 +54,7 @@ struct KeygenCommand: ParsableCommand {
             try createMaster(at: newMaster)
         } else if let tag {
             let (master, configuration) = try loadMaster()
-            writeStandardOutput(hex(TagKey.derive(masterKey: master, tagId: tag).bytes) + "\n")
+            writeStandardOutput(HexText.lowercase(TagKey.derive(masterKey: master, tagId: tag).bytes) + "\n")
             if let configured = configuration?.tag(id: tag), configured.tag.key != nil {
                 printError("note: \(tag) has its own key = \"…\" in \(config); the gateway uses that one, not this derived key")
             }
@@ -97,7 +98,7 @@ struct KeygenCommand: ParsableCommand {
                 : "mode 0600, owned by whoever ran this; the service reads it as the user \(SecretFileRule.serviceUser): "
                     + "`chown \(SecretFileRule.serviceUser): \(path)`"
             printError("wrote a new master key to \(path) (\(readable)); set [security] master_key_file = \"\(path)\"")
-            if print { writeStandardOutput(hex(key.bytes) + "\n") }
+            if print { writeStandardOutput(HexText.lowercase(key.bytes) + "\n") }
         case .failure(let error):
             printError(error.message)
             throw GatewayExitCode.runtimeFailure
