@@ -168,7 +168,7 @@ let package = Package(
             name: "PresentationTests", dependencies: ["Presentation", "Advertisements", "AdvertisingFixtures", "SplitMix"],
             path: "Tests/PresentationTests"
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "Advertisements", "PresenceProof", "HCI", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Advertisements", "PresenceProof", "HCI", "Host", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "Fleet", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

@@ -32,8 +32,7 @@ extension GatewayAgent {
         let b = configuration.bluetooth
         let proofs = ProofDrivers(
             link: link,
-            configuration: ConnectScheduler.Configuration(mode: b.connectMode == .direct ? .direct : .acceptList,
-                                                          maxConnections: b.maxConnections),
+            configuration: b.connectScheduling(),
             activeScanning: b.scan == .active,
             dataPath: enrolment?.dataPath
         )

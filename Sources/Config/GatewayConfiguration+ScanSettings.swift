@@ -12,3 +12,13 @@ extension GatewayConfiguration.Bluetooth {
         )
     }
 }
+
+extension GatewayConfiguration.Bluetooth {
+    /// `[bluetooth]` as the host makes connections (`connect_mode`, `max_connections`);
+    /// `maxConnections` overrides the file (`prove` connects to one tag). The one place
+    /// this is read: `run` and `prove` both ask here.
+    public func connectScheduling(maxConnections: Int? = nil) -> ConnectScheduler.Configuration {
+        ConnectScheduler.Configuration(mode: connectMode == .direct ? .direct : .acceptList,
+                                       maxConnections: maxConnections ?? self.maxConnections)
+    }
+}

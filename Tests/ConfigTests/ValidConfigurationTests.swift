@@ -1,6 +1,7 @@
 import Advertisements
 import Config
 import HCI
+import Host
 import XCTest
 
 final class ValidConfigurationTests: XCTestCase {
@@ -99,6 +100,10 @@ final class ValidConfigurationTests: XCTestCase {
         XCTAssertEqual(config.bluetooth, .init(transport: .tcp(host: "127.0.0.1", port: 6402), scan: .active,
                                                tagIntervalMilliseconds: 100, connectMode: .direct,
                                                maxConnections: 5, scanDuty: 0.5))
+        // As the host scans and connects: `run` and `prove` read these, not the section.
+        XCTAssertEqual(config.bluetooth.scanSettings(), ScanSettings(mode: .active, tagIntervalMs: 100, dutyOverride: 0.5))
+        XCTAssertEqual(config.bluetooth.connectScheduling(), ConnectScheduler.Configuration(mode: .direct, maxConnections: 5))
+        XCTAssertEqual(config.bluetooth.connectScheduling(maxConnections: 1).maxConnections, 1)
         XCTAssertEqual(config.presence, .init(enterRSSI: -65, exitRSSI: -80, window: .milliseconds(2500), minSamples: 3,
                                               lostAfter: .seconds(12), leaveAfter: .seconds(120),
                                               awayAfter: .seconds(90), proofTTL: .seconds(300)))

@@ -87,7 +87,7 @@ final class ProveSession {
         }
         let proofs = ProofDrivers(
             link: link,
-            configuration: .init(mode: bluetooth.connectMode == .direct ? .direct : .acceptList, maxConnections: 1),
+            configuration: bluetooth.connectScheduling(maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
         // Who hears what, in which order (docs/architecture.md): the proof drivers, then the
