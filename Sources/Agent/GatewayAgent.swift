@@ -13,14 +13,16 @@ import Forwarder
 import LEDs
 import Store
 
-/// The door agent (`beacon-gateway run`): transport → host → tag matching → presence →
-/// events committed to the store → forwarder, with the LEDs, the journal and systemd
-/// told along the way.
+/// The door agent (`beacon-gateway run`) as a composition root (docs/architecture.md,
+/// "The agent: drivers and fan-out"): it builds one driver per subsystem (the controller
+/// and connections in HostDrivers; the store, delivery, the roster, the fleet's endpoints
+/// and the indicators in `Drivers/`), performs the door core's actions by handing each to
+/// the driver that owns it, and passes on what happened in the order
+/// `GatewayAgent+FanOut` writes.
 ///
-/// Everything runs on one event loop; each layer below is sans-IO or loop-driven, so
-/// this class only wires inputs to outputs and owns the order of side effects: an event
-/// is committed (with the presence state that caused it, in one transaction) before
-/// anything else is done with it.
+/// Everything runs on one event loop; every decision is a sans-IO machine's. The one
+/// order this class keeps itself: an event is committed (with the presence state that
+/// caused it, in one transaction) before anything else is done with it.
 public final class GatewayAgent {
     public struct Options {
         public var configurationPath: String
