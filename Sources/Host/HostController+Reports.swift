@@ -30,7 +30,8 @@ extension HostController {
         else { return .notReports }
         let subevent = LESubeventCode(rawValue: payload[2])
         let parameters = UnsafeBufferPointer(rebasing: payload[AdvertisingReportRoute.parametersOffset...])
-        guard let summary = LEAdvertisingReportView.validate(subevent: subevent, parameters: parameters) else {
+        // A malformed event goes to `handle` too, which decodes it again for its typed error.
+        guard let summary = try? LEAdvertisingReportView.validate(subevent: subevent, parameters: parameters) else {
             return .notReports
         }
         counters.packetsReceived += 1
