@@ -46,7 +46,7 @@ public struct LEAdvertisingReportView {
 }
 
 extension LEAdvertisingReportView {
-    /// What `walk` found in a valid event.
+    /// What `validate` found in a valid event.
     public struct EventSummary: Hashable, Sendable {
         public var count: Int
         /// Every report is a legacy PDU or complete: none needs reassembly.
@@ -66,25 +66,50 @@ extension LEAdvertisingReportView {
     ) throws(HCIDecodingError) -> EventSummary? {
         guard let layout = Layout(subevent) else { return nil }
         let context = HCIDecodingError.Context.leSubevent(subevent)
-        guard let first = parameters.first else { throw .truncated(context, needed: 1, available: 0) }
+        switch walk(layout, parameters) {
+        case .valid(let summary): return summary
+        case .noCount: throw .truncated(context, needed: 1, available: 0)
+        case .countDoesNotFit(let count): throw .countDoesNotFit(context, count: count)
+        case .dataRunsPastEnd(let report): throw .dataRunsPastEnd(context, report: report)
+        case .trailingBytes(let count): throw .trailingBytes(context, count: count)
+        case .reservedLegacyEventType(let value): throw .invalidValue(context, field: .legacyEventType, value: Int(value))
+        }
+    }
+
+    /// As `validate`, `nil` where it would throw: for the hot path, which hands a bad
+    /// event to the decoder for its error and so needs no error value per event.
+    public static func summary(subevent: LESubeventCode, parameters: UnsafeBufferPointer<UInt8>) -> EventSummary? {
+        guard let layout = Layout(subevent), case .valid(let summary) = walk(layout, parameters) else { return nil }
+        return summary
+    }
+
+    /// What `walk` found: a summary, or the first thing wrong.
+    private enum Walk {
+        case valid(EventSummary)
+        case noCount
+        case countDoesNotFit(Int)
+        case dataRunsPastEnd(report: Int)
+        case trailingBytes(Int)
+        case reservedLegacyEventType(UInt8)
+    }
+
+    /// The one walk of an event's reports for `validate` and `summary`.
+    @inline(__always)
+    private static func walk(_ layout: Layout, _ parameters: UnsafeBufferPointer<UInt8>) -> Walk {
+        guard let first = parameters.first else { return .noCount }
         let count = Int(first)
         // Each report needs at least its fixed part: reject impossible counts before walking.
-        guard count >= 1, count * layout.fixedLength <= parameters.count - 1 else {
-            throw .countDoesNotFit(context, count: count)
-        }
+        guard count >= 1, count * layout.fixedLength <= parameters.count - 1 else { return .countDoesNotFit(count) }
         var index = 1
         var allComplete = true
         var reservedEventType: UInt8?
         for report in 0 ..< count {
-            guard parameters.count - index >= layout.fixedLength else { throw .dataRunsPastEnd(context, report: report) }
+            guard parameters.count - index >= layout.fixedLength else { return .dataRunsPastEnd(report: report) }
             let length = Int(parameters[index + layout.lengthOffset])
-            guard parameters.count - index - layout.fixedLength >= length else {
-                throw .dataRunsPastEnd(context, report: report)
-            }
+            guard parameters.count - index - layout.fixedLength >= length else { return .dataRunsPastEnd(report: report) }
             switch layout {
             case .legacy:
-                if reservedEventType == nil,
-                   LEAdvertisingReport.LegacyEventType(rawValue: parameters[index]).properties == nil {
+                if LEAdvertisingReport.LegacyEventType(rawValue: parameters[index]).properties == nil, reservedEventType == nil {
                     reservedEventType = parameters[index]
                 }
             case .extended:
@@ -96,11 +121,9 @@ extension LEAdvertisingReportView {
             }
             index += layout.fixedLength + length
         }
-        guard index == parameters.count else { throw .trailingBytes(context, count: parameters.count - index) }
-        if let reservedEventType {
-            throw .invalidValue(context, field: .legacyEventType, value: Int(reservedEventType))
-        }
-        return EventSummary(count: count, allComplete: allComplete)
+        guard index == parameters.count else { return .trailingBytes(parameters.count - index) }
+        if let reservedEventType { return .reservedLegacyEventType(reservedEventType) }
+        return .valid(EventSummary(count: count, allComplete: allComplete))
     }
 
     /// Calls `body` for each report of parameters that `validate` accepted; stops at the

@@ -30,8 +30,7 @@ extension HostController {
         else { return .notReports }
         let subevent = LESubeventCode(rawValue: payload[2])
         let parameters = UnsafeBufferPointer(rebasing: payload[AdvertisingReportRoute.parametersOffset...])
-        // A malformed event goes to `handle` too, which decodes it again for its typed error.
-        guard let summary = try? LEAdvertisingReportView.validate(subevent: subevent, parameters: parameters) else {
+        guard let summary = LEAdvertisingReportView.summary(subevent: subevent, parameters: parameters) else {
             return .notReports
         }
         counters.packetsReceived += 1

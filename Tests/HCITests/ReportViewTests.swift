@@ -6,10 +6,13 @@ import XCTest
 /// byte with a plain field-by-field reading of the specification's layout (`reference`,
 /// below): the same events accepted, the same reports seen, the same errors thrown.
 final class ReportViewTests: XCTestCase {
-    /// The views of an event, made into reports; nil when `validate` rejects it.
+    /// The views of an event, made into reports; nil when `summary` (and `validate`)
+    /// reject it.
     private func viewReports(_ subevent: LESubeventCode, _ parameters: [UInt8]) -> [LEAdvertisingReport]? {
         parameters.withUnsafeBufferPointer { bytes in
-            guard let summary = try? LEAdvertisingReportView.validate(subevent: subevent, parameters: bytes) else { return nil }
+            let summary = LEAdvertisingReportView.summary(subevent: subevent, parameters: bytes)
+            XCTAssertEqual(summary, try? LEAdvertisingReportView.validate(subevent: subevent, parameters: bytes))
+            guard let summary else { return nil }
             var reports = [LEAdvertisingReport]()
             LEAdvertisingReportView.forEach(subevent: subevent, parameters: bytes) { reports.append($0.makeReport()) }
             XCTAssertEqual(reports.count, summary.count)
@@ -160,5 +163,8 @@ final class ReportViewTests: XCTestCase {
             try LEAdvertisingReportView.validate(subevent: .connectionComplete, parameters: bytes)
         }
         XCTAssertNil(summary)
+        [UInt8]([1, 0, 0]).withUnsafeBufferPointer { bytes in
+            XCTAssertNil(LEAdvertisingReportView.summary(subevent: .connectionComplete, parameters: bytes))
+        }
     }
 }
