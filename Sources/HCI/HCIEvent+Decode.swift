@@ -51,9 +51,9 @@ extension LEMetaEvent {
         let context = HCIDecodingError.Context.leSubevent(subevent)
         switch subevent {
         case .advertisingReport:
-            self = .advertisingReport(try LEAdvertisingReport.decodeLegacyReports(parameters))
+            self = .advertisingReport(try LEAdvertisingReport.decodeReports(subevent: subevent, parameters: parameters))
         case .extendedAdvertisingReport:
-            self = .extendedAdvertisingReport(try LEAdvertisingReport.decodeExtendedReports(parameters))
+            self = .extendedAdvertisingReport(try LEAdvertisingReport.decodeReports(subevent: subevent, parameters: parameters))
         case .connectionComplete, .enhancedConnectionComplete, .enhancedConnectionCompleteV2:
             var event = LEConnectionComplete()
             event.format = subevent == .connectionComplete ? .legacy : subevent == .enhancedConnectionComplete ? .enhanced : .enhancedV2

@@ -1,7 +1,10 @@
 /// One advertising report, legacy or extended, in one shape so the layers above
 /// never care which family the controller speaks.
 ///
-/// `data` is a slice of the event packet's bytes: decoding copies nothing per report.
+/// A report that owns its data, for what outlives the event it came in (decoded
+/// events, reports joined from fragments, actions of the host); the hot path reads
+/// `LEAdvertisingReportView`s in place instead. Decoded from an event, `data` is a slice
+/// of the packet's bytes: decoding copies nothing per report.
 public struct LEAdvertisingReport: Hashable, Sendable {
     /// The extended report's Event_Type bits; legacy event types map onto them as the
     /// Core spec's table for legacy PDUs in extended reports does.
@@ -111,124 +114,31 @@ public struct LEAdvertisingReport: Hashable, Sendable {
 // MARK: - Decoding
 
 extension LEAdvertisingReport {
-    /// Fixed bytes per legacy report besides its data: type, address type, address,
-    /// data length, RSSI.
-    static let legacyFixedLength = 10
-    /// Fixed bytes per extended report besides its data.
-    static let extendedFixedLength = 24
-
-    /// Decodes the reports of an LE Advertising Report subevent (the bytes after the
-    /// subevent code). Reports are laid out one after another, as controllers send them.
-    public static func decodeLegacyReports(_ parameters: ArraySlice<UInt8>) throws(HCIDecodingError) -> [LEAdvertisingReport] {
-        var reports = [LEAdvertisingReport]()
-        try forEachLegacyReport(parameters) { reports.append($0) }
-        return reports
-    }
-
-    /// Decodes the reports of an LE Extended Advertising Report subevent.
-    public static func decodeExtendedReports(_ parameters: ArraySlice<UInt8>) throws(HCIDecodingError) -> [LEAdvertisingReport] {
-        var reports = [LEAdvertisingReport]()
-        try forEachExtendedReport(parameters) { reports.append($0) }
-        return reports
-    }
-
-    /// Calls `body` for each legacy report without building an array. The whole event
-    /// is validated first, so `body` never sees reports of a malformed event.
-    public static func forEachLegacyReport(
-        _ parameters: ArraySlice<UInt8>, _ body: (LEAdvertisingReport) -> Void
-    ) throws(HCIDecodingError) {
-        let context = HCIDecodingError.Context.leSubevent(.advertisingReport)
-        var reader = HCIByteReader(parameters, context: context)
-        let count = Int(try reader.u8())
-        // Each report needs at least its fixed part: reject impossible counts before looping.
-        guard count >= 1, count * legacyFixedLength <= reader.remaining else {
-            throw .countDoesNotFit(context, count: count)
-        }
-        try validate(parameters, count: count, context: context, fixedLength: legacyFixedLength, lengthOffset: 8,
-                     checksLegacyEventType: true)
-        for _ in 0 ..< count {
-            let eventType = LegacyEventType(rawValue: try reader.u8())
-            guard let properties = eventType.properties else {
-                throw .invalidValue(context, field: .legacyEventType, value: Int(eventType.rawValue))
+    /// The reports of an LE Advertising Report or LE Extended Advertising Report subevent
+    /// (the bytes after the subevent code), as values: read by `LEAdvertisingReportView`,
+    /// the one reader of the two layouts, with the errors of its `validate`. Each report's
+    /// `data` is a slice of `parameters`, not a copy. `[]` for another subevent.
+    public static func decodeReports(
+        subevent: LESubeventCode, parameters: ArraySlice<UInt8>
+    ) throws(HCIDecodingError) -> [LEAdvertisingReport] {
+        let decoded = parameters.withUnsafeBufferPointer { bytes -> Result<[LEAdvertisingReport], HCIDecodingError> in
+            do throws(HCIDecodingError) {
+                guard let summary = try LEAdvertisingReportView.validate(subevent: subevent, parameters: bytes),
+                      let base = bytes.baseAddress
+                else { return .success([]) }
+                var reports = [LEAdvertisingReport]()
+                reports.reserveCapacity(summary.count)
+                LEAdvertisingReportView.forEach(subevent: subevent, parameters: bytes) { view in
+                    // The view's data lies within `bytes`: the same range of `parameters`.
+                    let start = parameters.startIndex + (view.data.baseAddress.map { $0 - base } ?? 0)
+                    reports.append(view.makeReport(data: parameters[start ..< start + view.data.count]))
+                }
+                return .success(reports)
+            } catch {
+                return .failure(error)
             }
-            let addressType = AddressType(rawValue: try reader.u8())
-            let address = try reader.address()
-            let length = Int(try reader.u8())
-            let data = try reader.slice(length)
-            let rssi = try reader.i8()
-            body(LEAdvertisingReport(
-                properties: properties, addressType: addressType, address: address,
-                rssi: rssi == notAvailable ? nil : rssi, data: data
-            ))
         }
-    }
-
-    /// Calls `body` for each extended report without building an array (see
-    /// `forEachLegacyReport`).
-    public static func forEachExtendedReport(
-        _ parameters: ArraySlice<UInt8>, _ body: (LEAdvertisingReport) -> Void
-    ) throws(HCIDecodingError) {
-        let context = HCIDecodingError.Context.leSubevent(.extendedAdvertisingReport)
-        var reader = HCIByteReader(parameters, context: context)
-        let count = Int(try reader.u8())
-        guard count >= 1, count * extendedFixedLength <= reader.remaining else {
-            throw .countDoesNotFit(context, count: count)
-        }
-        try validate(parameters, count: count, context: context, fixedLength: extendedFixedLength, lengthOffset: 23)
-        for _ in 0 ..< count {
-            let eventType = try reader.u16()
-            let addressType = AddressType(rawValue: try reader.u8())
-            let address = try reader.address()
-            let primaryPHY = LEPhy(rawValue: try reader.u8())
-            let secondaryPHY = LEPhy(rawValue: try reader.u8())
-            let sid = try reader.u8()
-            let txPower = try reader.i8()
-            let rssi = try reader.i8()
-            let interval = try reader.u16()
-            let directAddressType = AddressType(rawValue: try reader.u8())
-            let directAddress = try reader.address()
-            let length = Int(try reader.u8())
-            let data = try reader.slice(length)
-            let properties = Properties(rawValue: eventType & ~Properties.dataStatusMask)
-            let isDirected = properties.contains(.directed)
-            body(LEAdvertisingReport(
-                properties: properties,
-                dataStatus: DataStatus(rawValue: UInt8(truncatingIfNeeded: (eventType & Properties.dataStatusMask) >> 5)),
-                addressType: addressType, address: address, primaryPHY: primaryPHY, secondaryPHY: secondaryPHY,
-                sid: sid == noSID ? nil : sid, txPower: txPower == notAvailable ? nil : txPower,
-                rssi: rssi == notAvailable ? nil : rssi, periodicAdvertisingInterval: interval,
-                directAddressType: isDirected ? directAddressType : nil, directAddress: isDirected ? directAddress : nil,
-                data: data
-            ))
-        }
-    }
-
-    /// Walks the data lengths once so that a bad event is rejected whole: the reports
-    /// must end exactly at the end of the parameters. Legacy event types are checked in
-    /// the same walk, so that `body` is never called for the reports before a bad one;
-    /// the error is the one the decoding loop would throw (lengths first, then the first
-    /// reserved event type).
-    private static func validate(
-        _ parameters: ArraySlice<UInt8>, count: Int, context: HCIDecodingError.Context, fixedLength: Int, lengthOffset: Int,
-        checksLegacyEventType: Bool = false
-    ) throws(HCIDecodingError) {
-        var index = parameters.startIndex + 1
-        let end = parameters.endIndex
-        var reservedEventType: UInt8?
-        for report in 0 ..< count {
-            guard end - index >= fixedLength else { throw .dataRunsPastEnd(context, report: report) }
-            let length = Int(parameters[index + lengthOffset])
-            guard end - index - fixedLength >= length else { throw .dataRunsPastEnd(context, report: report) }
-            if checksLegacyEventType, reservedEventType == nil,
-               LegacyEventType(rawValue: parameters[index]).properties == nil {
-                reservedEventType = parameters[index]
-            }
-            index += fixedLength + length
-        }
-        guard index == end else { throw .trailingBytes(context, count: end - index) }
-        if let reservedEventType {
-            throw .invalidValue(context, field: .legacyEventType, value: Int(reservedEventType))
-        }
+        return try decoded.get()
     }
 }
 

@@ -1,5 +1,7 @@
 /// One advertising report read in place from its event's bytes, for the per-report hot
 /// path: the fixed fields by value and the data as raw bytes borrowed from the packet.
+/// `validate` and `forEach` are the one reader of the two report layouts: decoded events
+/// (`LEAdvertisingReport.decodeReports`) are read through them too.
 ///
 /// Handing out an `LEAdvertisingReport` costs an atomic retain and release of the
 /// packet's storage for every copy of its `data` slice, and on the ingest path those
@@ -44,7 +46,7 @@ public struct LEAdvertisingReportView {
 }
 
 extension LEAdvertisingReportView {
-    /// What `walk` found in a valid event.
+    /// What `validate` found in a valid event.
     public struct EventSummary: Hashable, Sendable {
         public var count: Int
         /// Every report is a legacy PDU or complete: none needs reassembly.
@@ -53,27 +55,63 @@ extension LEAdvertisingReportView {
 
     /// Checks an LE Advertising Report (`.advertisingReport`) or LE Extended Advertising
     /// Report (`.extendedAdvertisingReport`) subevent's parameters (the bytes after the
-    /// subevent code) as `LEAdvertisingReport.decodeLegacyReports` /
-    /// `decodeExtendedReports` do, without decoding; `nil` when they would throw (or for
-    /// another subevent). After a summary, `forEach` on the same bytes cannot fail.
-    public static func validate(subevent: LESubeventCode, parameters: UnsafeBufferPointer<UInt8>) -> EventSummary? {
-        let layout: Layout
-        switch subevent {
-        case .advertisingReport: layout = .legacy
-        case .extendedAdvertisingReport: layout = .extended
-        default: return nil
+    /// subevent code) without decoding; `nil` for another subevent. This is the one check
+    /// of the two layouts (`HCIEvent` decoding goes through it too): a bad event is
+    /// rejected whole, so no report of it is ever handed out. The counted reports must
+    /// end exactly at the end of the parameters; lengths are checked first, then the
+    /// first reserved legacy event type. After a summary, `forEach` on the same bytes
+    /// cannot fail.
+    public static func validate(
+        subevent: LESubeventCode, parameters: UnsafeBufferPointer<UInt8>
+    ) throws(HCIDecodingError) -> EventSummary? {
+        guard let layout = Layout(subevent) else { return nil }
+        let context = HCIDecodingError.Context.leSubevent(subevent)
+        switch walk(layout, parameters) {
+        case .valid(let summary): return summary
+        case .noCount: throw .truncated(context, needed: 1, available: 0)
+        case .countDoesNotFit(let count): throw .countDoesNotFit(context, count: count)
+        case .dataRunsPastEnd(let report): throw .dataRunsPastEnd(context, report: report)
+        case .trailingBytes(let count): throw .trailingBytes(context, count: count)
+        case .reservedLegacyEventType(let value): throw .invalidValue(context, field: .legacyEventType, value: Int(value))
         }
-        guard let count = parameters.first.map(Int.init), count >= 1,
-              count * layout.fixedLength <= parameters.count - 1 else { return nil }
+    }
+
+    /// As `validate`, `nil` where it would throw: for the hot path, which hands a bad
+    /// event to the decoder for its error and so needs no error value per event.
+    public static func summary(subevent: LESubeventCode, parameters: UnsafeBufferPointer<UInt8>) -> EventSummary? {
+        guard let layout = Layout(subevent), case .valid(let summary) = walk(layout, parameters) else { return nil }
+        return summary
+    }
+
+    /// What `walk` found: a summary, or the first thing wrong.
+    private enum Walk {
+        case valid(EventSummary)
+        case noCount
+        case countDoesNotFit(Int)
+        case dataRunsPastEnd(report: Int)
+        case trailingBytes(Int)
+        case reservedLegacyEventType(UInt8)
+    }
+
+    /// The one walk of an event's reports for `validate` and `summary`.
+    @inline(__always)
+    private static func walk(_ layout: Layout, _ parameters: UnsafeBufferPointer<UInt8>) -> Walk {
+        guard let first = parameters.first else { return .noCount }
+        let count = Int(first)
+        // Each report needs at least its fixed part: reject impossible counts before walking.
+        guard count >= 1, count * layout.fixedLength <= parameters.count - 1 else { return .countDoesNotFit(count) }
         var index = 1
         var allComplete = true
-        for _ in 0 ..< count {
-            guard parameters.count - index >= layout.fixedLength else { return nil }
+        var reservedEventType: UInt8?
+        for report in 0 ..< count {
+            guard parameters.count - index >= layout.fixedLength else { return .dataRunsPastEnd(report: report) }
             let length = Int(parameters[index + layout.lengthOffset])
-            guard parameters.count - index - layout.fixedLength >= length else { return nil }
+            guard parameters.count - index - layout.fixedLength >= length else { return .dataRunsPastEnd(report: report) }
             switch layout {
             case .legacy:
-                guard LEAdvertisingReport.LegacyEventType(rawValue: parameters[index]).properties != nil else { return nil }
+                if LEAdvertisingReport.LegacyEventType(rawValue: parameters[index]).properties == nil, reservedEventType == nil {
+                    reservedEventType = parameters[index]
+                }
             case .extended:
                 let eventType = UInt16(parameters[index]) | UInt16(parameters[index + 1]) << 8
                 let properties = LEAdvertisingReport.Properties(rawValue: eventType)
@@ -83,8 +121,9 @@ extension LEAdvertisingReportView {
             }
             index += layout.fixedLength + length
         }
-        guard index == parameters.count else { return nil }
-        return EventSummary(count: count, allComplete: allComplete)
+        guard index == parameters.count else { return .trailingBytes(parameters.count - index) }
+        if let reservedEventType { return .reservedLegacyEventType(reservedEventType) }
+        return .valid(EventSummary(count: count, allComplete: allComplete))
     }
 
     /// Calls `body` for each report of parameters that `validate` accepted; stops at the
@@ -92,13 +131,7 @@ extension LEAdvertisingReportView {
     public static func forEach(
         subevent: LESubeventCode, parameters: UnsafeBufferPointer<UInt8>, _ body: (LEAdvertisingReportView) -> Void
     ) {
-        let layout: Layout
-        switch subevent {
-        case .advertisingReport: layout = .legacy
-        case .extendedAdvertisingReport: layout = .extended
-        default: return
-        }
-        guard let count = parameters.first.map(Int.init) else { return }
+        guard let layout = Layout(subevent), let count = parameters.first.map(Int.init) else { return }
         var index = 1
         for _ in 0 ..< count {
             guard parameters.count - index >= layout.fixedLength else { return }
@@ -144,11 +177,17 @@ extension LEAdvertisingReportView {
 
     /// The report as a value of its own, its data copied.
     public func makeReport() -> LEAdvertisingReport {
+        makeReport(data: Array(data)[...])
+    }
+
+    /// The report as a value with its fields and `data` (the same bytes as the view's,
+    /// held elsewhere).
+    public func makeReport(data: ArraySlice<UInt8>) -> LEAdvertisingReport {
         LEAdvertisingReport(
             properties: properties, dataStatus: dataStatus, addressType: addressType, address: address,
             primaryPHY: primaryPHY, secondaryPHY: secondaryPHY, sid: sid, txPower: txPower, rssi: rssi,
             periodicAdvertisingInterval: periodicAdvertisingInterval, directAddressType: directAddressType,
-            directAddress: directAddress, data: Array(data)[...]
+            directAddress: directAddress, data: data
         )
     }
 
@@ -160,9 +199,16 @@ extension LEAdvertisingReportView {
         /// direct address type and address, data length, data.
         case extended
 
-        var fixedLength: Int {
-            self == .legacy ? LEAdvertisingReport.legacyFixedLength : LEAdvertisingReport.extendedFixedLength
+        init?(_ subevent: LESubeventCode) {
+            switch subevent {
+            case .advertisingReport: self = .legacy
+            case .extendedAdvertisingReport: self = .extended
+            default: return nil
+            }
         }
+
+        /// Bytes per report besides its data.
+        var fixedLength: Int { self == .legacy ? 10 : 24 }
 
         var lengthOffset: Int { self == .legacy ? 8 : 23 }
     }

@@ -44,9 +44,21 @@ public struct ExtendedReportReassembler: Sendable {
     }
 
     private struct Pending {
-        var first: LEAdvertisingReport
-        var data: [UInt8]
+        /// The first fragment's fields with the data of every fragment so far: a copy,
+        /// since the events the fragments came in are gone when the rest arrives.
+        var report: LEAdvertisingReport
         var sequence: UInt64
+    }
+
+    /// What to deliver for a report taken.
+    public enum Delivery: Hashable, Sendable {
+        /// The report as it came: legacy, or whole with nothing of it pending.
+        case asItCame
+        /// This instead: the advertisement joined from its fragments, or a truncated one
+        /// marked so.
+        case instead(LEAdvertisingReport)
+        /// Nothing now: a fragment held until the rest arrives, or an advertisement dropped.
+        case nothing
     }
 
     public let limits: Limits
@@ -57,45 +69,49 @@ public struct ExtendedReportReassembler: Sendable {
     public init(limits: Limits = Limits()) { self.limits = limits }
 
     public var pendingAdvertisers: Int { pending.count }
-    public var pendingBytes: Int { pending.values.reduce(0) { $0 + $1.data.count } }
+    public var pendingBytes: Int { pending.values.reduce(0) { $0 + $1.report.data.count } }
 
-    /// Takes one report; returns the report to deliver, if any. Complete reports with
-    /// nothing pending (the common case) pass through without a copy.
-    public mutating func accept(_ report: LEAdvertisingReport) -> LEAdvertisingReport? {
-        if report.isLegacy { return report }
+    /// Takes one report, read in place; says what to deliver. Complete reports with
+    /// nothing pending (the common case) are delivered as they came, and only the data of
+    /// fragments that wait for the rest is copied.
+    public mutating func accept(_ report: LEAdvertisingReportView) -> Delivery {
+        if report.isLegacy { return .asItCame }
         let key = Key(address: report.address, addressType: report.addressType, sid: report.sid ?? 0xFF,
                       scanResponse: report.isScanResponse)
         switch report.dataStatus {
         case .complete:
-            guard var entry = pending.removeValue(forKey: key) else { return report }
-            guard append(report.data, to: &entry) else { return nil }
+            guard var entry = pending.removeValue(forKey: key) else { return .asItCame }
+            guard append(report.data, to: &entry) else { return .nothing }
             counters.reassembled += 1
-            return merged(entry, last: report, status: .complete)
+            return .instead(merged(entry, last: report, status: .complete))
         case .incompleteMoreToCome:
             if var entry = pending.removeValue(forKey: key) {
-                guard append(report.data, to: &entry) else { return nil }
+                guard append(report.data, to: &entry) else { return .nothing }
                 pending[key] = entry
             } else {
                 guard report.data.count <= limits.maxBytesPerAdvertiser else {
                     counters.oversizedDropped += 1
-                    return nil
+                    return .nothing
                 }
                 if pending.count >= limits.maxPendingAdvertisers { evictOldest() }
                 sequence &+= 1
-                pending[key] = Pending(first: report, data: Array(report.data), sequence: sequence)
+                pending[key] = Pending(report: report.makeReport(), sequence: sequence)
             }
             counters.fragmentsBuffered += 1
-            return nil
+            return .nothing
         default:
             // Truncated (or the reserved status 3, treated alike): nothing more will come.
             counters.truncated += 1
-            var result = report
+            var result: LEAdvertisingReport
             if var entry = pending.removeValue(forKey: key) {
-                guard append(report.data, to: &entry) else { return nil }
+                guard append(report.data, to: &entry) else { return .nothing }
                 result = merged(entry, last: report, status: .incompleteTruncated)
+            } else {
+                guard limits.deliverTruncated else { return .nothing }
+                result = report.makeReport()
             }
             result.dataStatus = .incompleteTruncated
-            return limits.deliverTruncated ? result : nil
+            return limits.deliverTruncated ? .instead(result) : .nothing
         }
     }
 
@@ -104,20 +120,19 @@ public struct ExtendedReportReassembler: Sendable {
         pending.removeAll()
     }
 
-    private mutating func append(_ data: ArraySlice<UInt8>, to entry: inout Pending) -> Bool {
-        guard entry.data.count + data.count <= limits.maxBytesPerAdvertiser else {
+    private mutating func append(_ data: UnsafeBufferPointer<UInt8>, to entry: inout Pending) -> Bool {
+        guard entry.report.data.count + data.count <= limits.maxBytesPerAdvertiser else {
             counters.oversizedDropped += 1
             return false
         }
-        entry.data.append(contentsOf: data)
+        entry.report.data.append(contentsOf: data)
         return true
     }
 
     /// The first fragment's description with all the data; RSSI from the last fragment,
     /// the most recent reading.
-    private func merged(_ entry: Pending, last: LEAdvertisingReport, status: LEAdvertisingReport.DataStatus) -> LEAdvertisingReport {
-        var report = entry.first
-        report.data = entry.data[...]
+    private func merged(_ entry: Pending, last: LEAdvertisingReportView, status: LEAdvertisingReport.DataStatus) -> LEAdvertisingReport {
+        var report = entry.report
         report.dataStatus = status
         report.rssi = last.rssi ?? report.rssi
         return report

@@ -30,7 +30,7 @@ extension HostController {
         else { return .notReports }
         let subevent = LESubeventCode(rawValue: payload[2])
         let parameters = UnsafeBufferPointer(rebasing: payload[AdvertisingReportRoute.parametersOffset...])
-        guard let summary = LEAdvertisingReportView.validate(subevent: subevent, parameters: parameters) else {
+        guard let summary = LEAdvertisingReportView.summary(subevent: subevent, parameters: parameters) else {
             return .notReports
         }
         counters.packetsReceived += 1
@@ -40,14 +40,14 @@ extension HostController {
             counters.advertisingReports += summary.count
             return .inPlace(subevent)
         }
-        // The rare way: fragments are kept, so each report becomes a value of its own.
+        // The rare way: reports are delivered after the reassembler had them, so each one
+        // delivered becomes a value of its own.
         let before = reports.count
         LEAdvertisingReportView.forEach(subevent: subevent, parameters: parameters) { view in
-            let report = view.makeReport()
-            if subevent == .advertisingReport {
-                reports.append(report)
-            } else if let whole = reassembler.accept(report) {
-                reports.append(whole)
+            switch reassembler.accept(view) {
+            case .asItCame: reports.append(view.makeReport())
+            case .instead(let whole): reports.append(whole)
+            case .nothing: break
             }
         }
         counters.advertisingReports += reports.count - before

@@ -166,7 +166,11 @@ public struct HostController: Sendable {
             var delivered = [LEAdvertisingReport]()
             delivered.reserveCapacity(reports.count)
             for report in reports {
-                if let whole = reassembler.accept(report) { delivered.append(whole) }
+                switch LEAdvertisingReportView.withView(of: report, { reassembler.accept($0) }) {
+                case .asItCame: delivered.append(report)
+                case .instead(let whole): delivered.append(whole)
+                case .nothing: break
+                }
             }
             if !delivered.isEmpty {
                 counters.advertisingReports += delivered.count

@@ -134,7 +134,9 @@ final class EventCodecTests: XCTestCase {
         }
         let packet = HCIEvent.leMeta(.extendedAdvertisingReport(reports)).packet
         var seen = [LEAdvertisingReport]()
-        try LEAdvertisingReport.forEachExtendedReport(packet.payload[3...]) { seen.append($0) }
+        packet.payload[3...].withUnsafeBufferPointer { parameters in
+            LEAdvertisingReportView.forEach(subevent: .extendedAdvertisingReport, parameters: parameters) { seen.append($0.makeReport()) }
+        }
         XCTAssertEqual(seen, reports)
     }
 }

@@ -2,13 +2,17 @@ import SplitMix
 import XCTest
 @testable import HCI
 
-/// `LEAdvertisingReportView` must agree with `LEAdvertisingReport`'s decoders byte for
-/// byte: the same events accepted, the same reports seen.
+/// `LEAdvertisingReportView`, the one reader of the report layouts, must agree byte for
+/// byte with a plain field-by-field reading of the specification's layout (`reference`,
+/// below): the same events accepted, the same reports seen, the same errors thrown.
 final class ReportViewTests: XCTestCase {
-    /// The views of an event, made into reports; nil when `validate` rejects it.
+    /// The views of an event, made into reports; nil when `summary` (and `validate`)
+    /// reject it.
     private func viewReports(_ subevent: LESubeventCode, _ parameters: [UInt8]) -> [LEAdvertisingReport]? {
         parameters.withUnsafeBufferPointer { bytes in
-            guard let summary = LEAdvertisingReportView.validate(subevent: subevent, parameters: bytes) else { return nil }
+            let summary = LEAdvertisingReportView.summary(subevent: subevent, parameters: bytes)
+            XCTAssertEqual(summary, try? LEAdvertisingReportView.validate(subevent: subevent, parameters: bytes))
+            guard let summary else { return nil }
             var reports = [LEAdvertisingReport]()
             LEAdvertisingReportView.forEach(subevent: subevent, parameters: bytes) { reports.append($0.makeReport()) }
             XCTAssertEqual(reports.count, summary.count)
@@ -16,10 +20,68 @@ final class ReportViewTests: XCTestCase {
         }
     }
 
-    private func decoded(_ subevent: LESubeventCode, _ parameters: [UInt8]) -> [LEAdvertisingReport]? {
-        switch subevent {
-        case .advertisingReport: try? LEAdvertisingReport.decodeLegacyReports(parameters[...])
-        default: try? LEAdvertisingReport.decodeExtendedReports(parameters[...])
+    private func decoded(_ subevent: LESubeventCode, _ parameters: [UInt8]) -> Result<[LEAdvertisingReport], HCIDecodingError> {
+        Result { () throws(HCIDecodingError) in try LEAdvertisingReport.decodeReports(subevent: subevent, parameters: parameters[...]) }
+    }
+
+    /// The test's own reading of the layouts, one field after another with
+    /// `HCIByteReader`, as the specification lists them; a bad event is rejected whole
+    /// (lengths first, then the first reserved legacy event type).
+    private func reference(_ subevent: LESubeventCode, _ parameters: [UInt8]) -> Result<[LEAdvertisingReport], HCIDecodingError> {
+        Result { () throws(HCIDecodingError) in
+            let legacy = subevent == .advertisingReport
+            let context = HCIDecodingError.Context.leSubevent(subevent)
+            let fixedLength = legacy ? 10 : 24
+            var reader = HCIByteReader(parameters, context: context)
+            let count = Int(try reader.u8())
+            guard count >= 1, count * fixedLength <= reader.remaining else { throw .countDoesNotFit(context, count: count) }
+            // The lengths of the whole event first.
+            var index = 1
+            for report in 0 ..< count {
+                guard parameters.count - index >= fixedLength else { throw .dataRunsPastEnd(context, report: report) }
+                let length = Int(parameters[index + (legacy ? 8 : 23)])
+                guard parameters.count - index - fixedLength >= length else { throw .dataRunsPastEnd(context, report: report) }
+                index += fixedLength + length
+            }
+            guard index == parameters.count else { throw .trailingBytes(context, count: parameters.count - index) }
+            var reports = [LEAdvertisingReport]()
+            for _ in 0 ..< count {
+                if legacy {
+                    let eventType = LEAdvertisingReport.LegacyEventType(rawValue: try reader.u8())
+                    guard let properties = eventType.properties else {
+                        throw .invalidValue(context, field: .legacyEventType, value: Int(eventType.rawValue))
+                    }
+                    let addressType = AddressType(rawValue: try reader.u8())
+                    let address = try reader.address()
+                    let data = try reader.slice(Int(try reader.u8()))
+                    let rssi = try reader.i8()
+                    reports.append(LEAdvertisingReport(properties: properties, addressType: addressType, address: address,
+                                                       rssi: rssi == 127 ? nil : rssi, data: data))
+                } else {
+                    let eventType = try reader.u16()
+                    let addressType = AddressType(rawValue: try reader.u8())
+                    let address = try reader.address()
+                    let primaryPHY = LEPhy(rawValue: try reader.u8())
+                    let secondaryPHY = LEPhy(rawValue: try reader.u8())
+                    let sid = try reader.u8()
+                    let txPower = try reader.i8()
+                    let rssi = try reader.i8()
+                    let interval = try reader.u16()
+                    let directAddressType = AddressType(rawValue: try reader.u8())
+                    let directAddress = try reader.address()
+                    let data = try reader.slice(Int(try reader.u8()))
+                    let properties = LEAdvertisingReport.Properties(rawValue: eventType & ~(0b11 << 5))
+                    let directed = properties.contains(.directed)
+                    reports.append(LEAdvertisingReport(
+                        properties: properties, dataStatus: .init(rawValue: UInt8(eventType >> 5 & 0b11)),
+                        addressType: addressType, address: address, primaryPHY: primaryPHY, secondaryPHY: secondaryPHY,
+                        sid: sid == 0xFF ? nil : sid, txPower: txPower == 127 ? nil : txPower, rssi: rssi == 127 ? nil : rssi,
+                        periodicAdvertisingInterval: interval, directAddressType: directed ? directAddressType : nil,
+                        directAddress: directed ? directAddress : nil, data: data
+                    ))
+                }
+            }
+            return reports
         }
     }
 
@@ -65,13 +127,14 @@ final class ReportViewTests: XCTestCase {
     func testViewsAreTheDecodedReports() throws {
         var random = SplitMix64(seed: 7)
         for (subevent, parameters) in sampleEvents(&random) {
-            let expected = try XCTUnwrap(decoded(subevent, parameters))
+            let expected = try reference(subevent, parameters).get()
             XCTAssertEqual(viewReports(subevent, parameters), expected)
+            XCTAssertEqual(decoded(subevent, parameters), .success(expected))
         }
     }
 
-    /// Mutated and truncated events: accepted exactly when the decoder accepts them, and
-    /// then with the same reports; never a trap.
+    /// Mutated and truncated events: accepted exactly when the reference reading accepts
+    /// them, and then with the same reports, else with the same error; never a trap.
     func testMalformedEventsAreRejectedAlike() {
         var random = SplitMix64(seed: 11)
         var rejected = 0
@@ -86,17 +149,22 @@ final class ReportViewTests: XCTestCase {
                 default:
                     bytes += random.bytes(Int.random(in: 1 ... 3, using: &random))
                 }
-                let expected = decoded(subevent, bytes)
-                if expected == nil { rejected += 1 }
-                XCTAssertEqual(viewReports(subevent, bytes), expected, "\(subevent) \(bytes)")
+                let expected = reference(subevent, bytes)
+                if case .failure = expected { rejected += 1 }
+                XCTAssertEqual(viewReports(subevent, bytes), try? expected.get(), "\(subevent) \(bytes)")
+                XCTAssertEqual(decoded(subevent, bytes), expected, "\(subevent) \(bytes)")
             }
         }
         XCTAssertGreaterThan(rejected, 100, "the mutations should break many events")
     }
 
-    func testOtherSubeventsAreNotReports() {
+    func testOtherSubeventsAreNotReports() throws {
+        let summary = try [UInt8]([1, 0, 0]).withUnsafeBufferPointer { bytes in
+            try LEAdvertisingReportView.validate(subevent: .connectionComplete, parameters: bytes)
+        }
+        XCTAssertNil(summary)
         [UInt8]([1, 0, 0]).withUnsafeBufferPointer { bytes in
-            XCTAssertNil(LEAdvertisingReportView.validate(subevent: .connectionComplete, parameters: bytes))
+            XCTAssertNil(LEAdvertisingReportView.summary(subevent: .connectionComplete, parameters: bytes))
         }
     }
 }

@@ -2,6 +2,17 @@ import HCI
 import XCTest
 @testable import Host
 
+private extension ExtendedReportReassembler {
+    /// What is delivered for `report` (read as the view the host hands in), as a value.
+    mutating func accept(_ report: LEAdvertisingReport) -> LEAdvertisingReport? {
+        switch LEAdvertisingReportView.withView(of: report, { accept($0) }) {
+        case .asItCame: report
+        case .instead(let delivered): delivered
+        case .nothing: nil
+        }
+    }
+}
+
 final class ReassemblyTests: XCTestCase {
     private func report(_ address: UInt64, sid: UInt8? = 1, _ data: [UInt8], _ status: LEAdvertisingReport.DataStatus,
                         rssi: Int8 = -60, scanResponse: Bool = false) -> LEAdvertisingReport {

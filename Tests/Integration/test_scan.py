@@ -113,3 +113,46 @@ def test_capture_opens_in_tshark_and_holds_every_packet(gateway_bin, three_tags,
     assert result.returncode == 0, result.stderr
     frames = [line for line in result.stdout.splitlines() if line.strip()]
     assert len(frames) == world_h2c + world_c2h
+
+
+def test_scan_joins_extended_fragments_of_a_replayed_capture(gateway_bin, tmp_path):
+    """A controller that splits an extended advertisement into fragments ("more to come",
+    then complete, in separate events, another advertiser's whole report between them):
+    the advertisement is listed joined, once per advertisement (its iBeacon spans both
+    fragments, so a fragment delivered alone would show none); a lone truncated fragment
+    of a third advertiser is listed as what arrived."""
+    from bgworld import ad, hcibytes
+    more_to_come, truncated = 0b01 << 5, 0b10 << 5
+    split = bytes.fromhex("C0FFEE000001")[::-1]
+    whole = bytes.fromhex("C0FFEE000002")[::-1]
+    cut = bytes.fromhex("C0FFEE000003")[::-1]
+    data = ad.ibeacon(DEMO_UUID, 7, 1, -59)
+    rounds = 5
+
+    def event(event_type, address, payload, rssi):
+        report = hcibytes.extended_report(event_type, 1, address, payload, rssi, sid=1)
+        return hcibytes.extended_reports_event([report])
+
+    capture = tmp_path / "fragments.btsnoop"
+    start_us = 1_700_000_000_000_000
+    with capture.open("wb") as file:
+        file.write(btsnoop.header())
+        packets = []
+        for _ in range(rounds):
+            packets += [event(more_to_come, split, data[:15], -50), event(0, whole, ad.ibeacon(DEMO_UUID, 7, 2, -59), -60),
+                        event(0, split, data[15:], -52)]
+        packets.append(event(truncated, cut, data[:15], -70))
+        for index, packet in enumerate(packets):
+            file.write(btsnoop.record(packet, btsnoop.flags_for(packet), start_us + index * 20_000))
+
+    run = GatewayRun(gateway_bin, ["scan", "--transport", f"btsnoop:{capture}", "--json"])
+    assert run.wait_exit(30) == 0, run.diagnostics()
+    finals = {line["address"].upper(): line for line in final_lines(run.lines)}
+    assert set(finals) == {"C0:FF:EE:00:00:01", "C0:FF:EE:00:00:02", "C0:FF:EE:00:00:03"}, run.diagnostics()
+    joined = finals["C0:FF:EE:00:00:01"]
+    assert ibeacon_of(joined) == f"{DEMO_UUID}:7:1"
+    assert joined["reports"] == rounds, "one report per joined advertisement, no fragment alone"
+    assert joined["rssi"]["max"] == -52, "the RSSI of the last fragment"
+    assert finals["C0:FF:EE:00:00:02"]["reports"] == rounds
+    assert ibeacon_of(finals["C0:FF:EE:00:00:03"]) is None
+    assert finals["C0:FF:EE:00:00:03"]["reports"] == 1
