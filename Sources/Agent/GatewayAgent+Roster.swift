@@ -55,7 +55,8 @@ extension GatewayAgent {
     private func beginRoster(file: GatewayConfiguration) -> ServerRoster? {
         guard let server = file.server, server.roster else { return nil }
         let driver = RosterDriver(
-            loop: loop, log: log, appVersion: options.appVersion, file: file, pollInterval: server.rosterPollInterval,
+            loop: loop, log: log, appVersion: options.appVersion, file: file, stateDirectory: storage.stateDirectory,
+            pollInterval: server.rosterPollInterval,
             hooks: RosterDriver.Hooks(
                 apply: { [unowned self] merged in self.apply(merged) },
                 setMode: { [unowned self] mode in self.setMode(mode) },

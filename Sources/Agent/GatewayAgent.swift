@@ -79,7 +79,8 @@ public final class GatewayAgent {
             // Delivery reads the store: stopped while it is closed and opened again.
             closing: { [unowned self] in self.delivery.stop() },
             reopened: { [unowned self] store in self.storeReopened(store) },
-            heldEventsStored: { [unowned self] in self.delivery.kick() }
+            heldEventsStored: { [unowned self] in self.delivery.kick() },
+            hasServer: { [unowned self] in self.configuration.server != nil }
         )
     )
     /// The store while one is open.
@@ -156,7 +157,6 @@ public final class GatewayAgent {
         restorePresence()
         indicators.startLEDs(configuration.leds, storeTrouble: storage.trouble != nil)
         delivery.start(configuration, store: store)
-        storage.hasServer = { [unowned self] in self.configuration.server != nil }
         storage.startRetention()
         startFleet()
 
@@ -172,6 +172,8 @@ public final class GatewayAgent {
                 link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath,
                                              scan: configuration.bluetooth.scanSettings(), isPermanent: isPermanent).link
             } catch {
+                // The drivers started above stop, and what must survive is kept, as at any stop.
+                finish()
                 return .failed(error.message)
             }
         }
@@ -359,6 +361,8 @@ public final class GatewayAgent {
         indicators.log.minimumLevel = level
         fleetEndpoints.log.minimumLevel = level
         roster?.log.minimumLevel = level
+        doorBeacon?.log.minimumLevel = level
+        enrolment?.log.minimumLevel = level
         delivery.log.minimumLevel = level
         storage.log.minimumLevel = level
     }

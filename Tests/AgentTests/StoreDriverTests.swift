@@ -24,7 +24,8 @@ final class StoreDriverTests: XCTestCase {
                 retryCommits: { [unowned self] in self.told.append("retry commits") },
                 closing: { [unowned self] in self.told.append("closing") },
                 reopened: { [unowned self] _ in self.told.append("reopened") },
-                heldEventsStored: { [unowned self] in self.told.append("held stored") }
+                heldEventsStored: { [unowned self] in self.told.append("held stored") },
+                hasServer: { true }
             )
         )
     }

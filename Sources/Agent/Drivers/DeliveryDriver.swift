@@ -6,7 +6,7 @@ import Store
 
 /// Delivery of the outbox to the server (docs/event-api.md): the forwarder while there is
 /// a `[server]` and a store to read, started, reloaded, stopped and kicked here. What
-/// delivery does is told to `onEvent` (logged here first) and `onDelivered`.
+/// delivery does is told to `onEvent` (then logged here) and `onDelivered`.
 final class DeliveryDriver {
     private let loop: EventLoop
     var log: LogSink
@@ -24,9 +24,6 @@ final class DeliveryDriver {
         self.onDelivered = onDelivered
     }
 
-    /// Whether events are being delivered.
-    var isDelivering: Bool { forwarder != nil }
-
     /// Starts delivering what `store` holds to the configured server; without a
     /// `[server]` events are stored and logged only; without a store (not open yet)
     /// delivery starts when it opens.
@@ -40,9 +37,9 @@ final class DeliveryDriver {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
                 configuration: ForwarderConfiguration(server: server, gateway: configuration.gateway, appVersion: appVersion),
-                onEvent: { [log, onEvent] event in
-                    event.log(to: log)
-                    onEvent(event)
+                onEvent: { [unowned self] event in
+                    self.onEvent(event)
+                    event.log(to: self.log)
                 }
             )
             forwarder.onDelivered = onDelivered

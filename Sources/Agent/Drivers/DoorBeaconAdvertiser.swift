@@ -21,7 +21,7 @@ public final class DoorBeaconAdvertiser {
     public unowned let link: ControllerDriver
     public let beacon: DoorBeacon
     public private(set) var sequence: DoorBeaconSequence
-    private let log: LogSink
+    public var log: LogSink
 
     public init(link: ControllerDriver, beacon: DoorBeacon, log: LogSink) {
         self.link = link

@@ -33,7 +33,7 @@ final class EnrolmentDriver {
     private let connect: ConnectSchedulerDriver?
     private let activeScanning: Bool
     private let gatewayId: String
-    private let log: LogSink
+    var log: LogSink
     private var window: Window?
     private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
         self.step { $0.timerFired(now: self.link.loop.now) }

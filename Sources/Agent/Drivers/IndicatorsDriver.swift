@@ -57,7 +57,7 @@ final class IndicatorsDriver {
     /// The LEDs on any output (a test's records what is shown).
     func startLEDs(on output: any LEDOutput, storeTrouble: Bool) {
         let driver = LEDDriver(loop: loop, output: output)
-        driver.onError = { [log] error in log.log(.error, "LED output failed", ["error": "\(error)"]) }
+        driver.onError = { [unowned self] error in self.log.log(.error, "LED output failed", ["error": "\(error)"]) }
         driver.update { engine, now in
             engine.lampTest(at: now)
             engine.setControllerDown(true, at: now)
@@ -79,9 +79,6 @@ final class IndicatorsDriver {
         leds = nil
         ledLines = nil
     }
-
-    /// What the LEDs show now (nil without LEDs).
-    var shownLEDs: LEDLevels? { leds?.shown }
 
     // MARK: What happened
 

@@ -28,6 +28,9 @@ final class RosterDriver {
     var log: LogSink
     private let appVersion: String
     private let hooks: Hooks
+    /// Where the roster file is kept: the store's directory, fixed at start (`state_dir`
+    /// applies on restart).
+    private let stateDirectory: String
     /// The real clock, for what a roster switch took (every decision reads the loop's).
     private let systemClock = SystemClock()
     private var sync: RosterSync<ServerRoster>
@@ -40,8 +43,10 @@ final class RosterDriver {
     /// What validating the answer took (parse included).
     private var validation: Duration = .zero
 
-    init(loop: EventLoop, log: LogSink, appVersion: String, file: GatewayConfiguration, pollInterval: Duration, hooks: Hooks) {
+    init(loop: EventLoop, log: LogSink, appVersion: String, file: GatewayConfiguration, stateDirectory: String, pollInterval: Duration,
+         hooks: Hooks) {
         self.loop = loop
+        self.stateDirectory = stateDirectory
         self.log = log
         self.appVersion = appVersion
         self.hooks = hooks
@@ -54,7 +59,7 @@ final class RosterDriver {
     func start() -> ServerRoster? {
         var persisted: PersistedRoster?
         do {
-            persisted = try RosterFile.read(stateDirectory: file.gateway.stateDirectory, limit: ServerRoster.maximumSize)
+            persisted = try RosterFile.read(stateDirectory: stateDirectory, limit: ServerRoster.maximumSize)
         } catch {
             log.log(.warning, "last server roster not used", ["error": error.description])
         }
@@ -125,7 +130,7 @@ final class RosterDriver {
                 hooks.setMode(mode)
             case let .persist(state):
                 do {
-                    try RosterFile.write(state, stateDirectory: file.gateway.stateDirectory)
+                    try RosterFile.write(state, stateDirectory: stateDirectory)
                 } catch {
                     log.log(.error, "cannot keep the server roster", ["error": error.description])
                 }

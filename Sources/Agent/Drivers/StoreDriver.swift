@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import AttendanceEvents
 import Glibc
 #endif
+import AttendanceEvents
 import EventLoop
 import GatewayCore
 import Journal
@@ -31,6 +31,9 @@ final class StoreDriver {
         var reopened: (Store) -> Void
         /// Events held over the restart were stored.
         var heldEventsStored: () -> Void
+        /// Whether the door has a server now, for retention's policy (without one, unsent
+        /// events are pruned too, after longer: docs/event-api.md, "Retention").
+        var hasServer: () -> Bool
     }
 
     /// How long a statement waits for another process's write lock. Short: the loop
@@ -61,8 +64,6 @@ final class StoreDriver {
     /// Outbox retention, with or without a server (StoreDriver+Retention).
     lazy var retention = RetentionSchedule(startedAt: loop.now)
     lazy var retentionTimer = DeadlineTimer(loop: loop) { [unowned self] in self.retentionDue() }
-    /// Whether the door has a server, for retention's policy.
-    var hasServer: () -> Bool = { false }
 
     init(loop: EventLoop, log: LogSink, stateDirectory: String, hooks: Hooks) {
         self.loop = loop
