@@ -30,6 +30,10 @@ public enum EnrolmentOutcome: Hashable, Sendable {
             "the phone offered only legacy pairing: it is too old (LE Secure Connections is required)"
         case .refused(.numericValueRejected):
             "the numeric value was not confirmed"
+        case .refused(.cannotCompareDigits(let capability)):
+            "refused: the phone cannot compare six digits (it says it has \(capability.words)), and this window "
+                + "pairs only by comparing them; nothing was paired. Enrol from a phone with a screen, or, knowing that "
+                + "then any device in range could enrol in its place, run enroll again with --yes (Just Works)"
         case .refused(let refusal):
             "pairing refused (reason 0x" + String(refusal.reason.rawValue, radix: 16) + ")"
         case .peerFailed(let reason):

@@ -16,16 +16,17 @@ import SecurityManager
 public struct EnrolmentSession: Sendable {
     public struct Configuration: Sendable {
         public var window: Duration
-        public var ioCapability: IOCapability
+        /// What the installer asked for: every pairing in the window uses it, or is refused.
+        public var method: PairingMethod
         public var localIdentity: PairingResponder.LocalIdentity
         public var advertisement: EnrolmentAdvertisement
         public var smpTimeout: Duration
 
-        public init(window: Duration = .seconds(120), ioCapability: IOCapability,
+        public init(window: Duration = .seconds(120), method: PairingMethod,
                     localIdentity: PairingResponder.LocalIdentity, advertisement: EnrolmentAdvertisement,
                     smpTimeout: Duration = .seconds(30)) {
             self.window = window
-            self.ioCapability = ioCapability
+            self.method = method
             self.localIdentity = localIdentity
             self.advertisement = advertisement
             self.smpTimeout = smpTimeout
@@ -76,7 +77,7 @@ public struct EnrolmentSession: Sendable {
         switch state {
         case .advertising:
             var responder = PairingResponder(
-                configuration: .init(acceptsPairing: true, ioCapability: configuration.ioCapability,
+                configuration: .init(acceptsPairing: true, method: configuration.method,
                                      localIdentity: configuration.localIdentity, timeout: configuration.smpTimeout),
                 initiatorAddress: Self.overTheAir(complete), responderAddress: local, secrets: secrets())
             let handle = complete.connectionHandle

@@ -10,6 +10,10 @@ public enum PairingRefusal: Hashable, Sendable {
     case encryptionKeyTooShort(UInt8)
     /// The peer claims our out-of-band data; we never give any.
     case outOfBandRequested
+    /// The window asks for Numeric Comparison and the phone has neither a display with
+    /// yes/no nor a keyboard with a display (Authentication Requirements): it is refused,
+    /// never paired by Just Works instead.
+    case cannotCompareDigits(IOCapability)
     /// A public key off the curve (DHKey Check Failed).
     case invalidPublicKey
     /// The peer sent our own public key back.
@@ -33,7 +37,7 @@ public enum PairingRefusal: Hashable, Sendable {
     public var reason: PairingFailedReason {
         switch self {
         case .pairingNotAccepted: .pairingNotSupported
-        case .legacyPairing: .authenticationRequirements
+        case .legacyPairing, .cannotCompareDigits: .authenticationRequirements
         case .encryptionKeyTooShort: .encryptionKeySize
         case .outOfBandRequested: .oobNotAvailable
         case .invalidPublicKey, .dhKeyCheckMismatch: .dhKeyCheckFailed

@@ -81,12 +81,13 @@ extension PairingResponder {
             return [.send(Self.pairingFailed(.pairingNotSupported)), .failed(.refused(.pairingNotAccepted))]
         }
         if let refusal = Self.refusal(of: request) { return refuse(refusal) }
+        // Numeric Comparison needs a display with yes/no or a keyboard on the phone's side
+        // (§2.3.5.1, Table 2.8); a phone without either is refused, never paired by Just
+        // Works in its place. A Just Works window answers NoInputNoOutput, which also keeps
+        // a keyboard-only phone from Passkey Entry.
+        let numeric = configuration.method == .numericComparison
+        if numeric, !request.ioCapability.canCompareDigits { return refuse(.cannotCompareDigits(request.ioCapability)) }
         guard let keyPair = secrets.keyPair() else { return refuse(.noKeyPair) }
-        // Numeric Comparison needs DisplayYesNo on our side and a display with yes/no or a
-        // keyboard on theirs; against a keyboard-only phone DisplayYesNo would mean Passkey
-        // Entry, so anything else gets NoInputNoOutput and Just Works (§2.3.5.1, Table 2.8).
-        let numeric = configuration.ioCapability == .displayYesNo
-            && (request.ioCapability == .displayYesNo || request.ioCapability == .keyboardDisplay)
         var requirements: AuthenticationRequirements = [.bonding, .secureConnections]
         if numeric { requirements.insert(.mitm) }
         // Only identity keys, and only those the initiator offered: in Secure Connections
@@ -96,7 +97,7 @@ extension PairingResponder {
             maximumEncryptionKeySize: 16,
             initiatorKeyDistribution: request.initiatorKeyDistribution.intersection(.identityKey),
             responderKeyDistribution: request.responderKeyDistribution.intersection(.identityKey))
-        let pairing = Pairing(request: request, response: response, method: numeric ? .numericComparison : .justWorks,
+        let pairing = Pairing(request: request, response: response, method: configuration.method,
                               keyPair: keyPair, nonce: secrets.nonce())
         state = .pairing(pairing)
         return send([response.pdu(.pairingResponse)], now: now)

@@ -43,7 +43,7 @@ final class EnrolmentRobustnessTests: XCTestCase {
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(Octets128(mostSignificantFirst: Array(1 ... 16))!), address: Self.door)
         var session = EnrolmentSession(configuration: .init(
             window: .seconds(Int64.random(in: 5 ... 120, using: &random)),
-            ioCapability: Bool.random(using: &random) ? .displayYesNo : .noInputNoOutput,
+            method: Bool.random(using: &random) ? .numericComparison : .justWorks,
             localIdentity: identity, advertisement: EnrolmentAdvertisement(name: "door-1")))
         var now = Instant.zero
         var finished: EnrolmentOutcome?

@@ -16,9 +16,9 @@ final class EnrolmentSessionTests: XCTestCase {
 
     private func seconds(_ s: Int64) -> Instant { Instant(nanoseconds: s * 1_000_000_000) }
 
-    private func session(window: Duration = .seconds(120)) -> EnrolmentSession {
+    private func session(window: Duration = .seconds(120), method: PairingMethod = .justWorks) -> EnrolmentSession {
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(Octets128(mostSignificantFirst: Array(1 ... 16))!), address: door)
-        return EnrolmentSession(configuration: .init(window: window, ioCapability: .noInputNoOutput, localIdentity: identity,
+        return EnrolmentSession(configuration: .init(window: window, method: method, localIdentity: identity,
                                                      advertisement: EnrolmentAdvertisement(name: "door-1")))
     }
 
@@ -81,6 +81,23 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertTrue(EnrolmentOutcome.failed(.refused(.legacyPairing)).message.contains("too old"))
         XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)), [], "the window is over")
         XCTAssertEqual(enrolment.timerFired(now: seconds(500)), [])
+    }
+
+    func testADigitsWindowRefusesAPhoneThatCannotCompareThem() {
+        var enrolment = session(method: .numericComparison)
+        _ = enrolment.start(now: .zero)
+        let connected = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        // Security Request with MITM: bonding, MITM and Secure Connections.
+        XCTAssertEqual(connected.last, .sendSecurityManager(handle: phone, pdu: [0x0B, 0x0D]))
+        // NoInputNoOutput: refused with Authentication Requirements, never Just Works.
+        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2)), [
+            .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
+            .delegatePairing(false), .disconnect(phone), .finished(.failed(.refused(.cannotCompareDigits(.noInputNoOutput)))),
+        ])
+        let words = EnrolmentOutcome.failed(.refused(.cannotCompareDigits(.noInputNoOutput))).message
+        XCTAssertTrue(words.contains("cannot compare six digits"), words)
+        XCTAssertTrue(words.contains("no display and no input"), words)
+        XCTAssertTrue(words.contains("--yes"), words)
     }
 
     func testAPhoneLeavingBeforePairingFreesTheWindow() {

@@ -243,7 +243,7 @@ def test_a_legacy_only_phone_is_refused(gateway_bin, world, config):
 
 
 def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
-    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--seconds", "2")
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--yes", "--seconds", "2")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
         code, stdout = enroll.finish()
@@ -284,6 +284,44 @@ def compare_six_digits(world, enroll: TerminalEnrolment, confirmed: bool) -> Non
         assert code == 1
         assert stdout == ""
         assert "not confirmed" in enroll.screen
+
+
+def refuse_a_phone_that_cannot_compare(world, enroll: TerminalEnrolment) -> None:
+    """A phone with no display and no input (NoInputNoOutput) tries to pair with a window
+    opened for the six digits: refused with SMP reason 0x03, never paired by Just Works;
+    the command says why and what to do, exits 1 and prints nothing on standard output."""
+    wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
+    with pytest.raises(ProtocolError) as refused:
+        world.call(world.pair(GATEWAY_ID, secure_connections=True, compares=False), timeout=60)
+    # SMP Pairing Failed, reason 0x03 Authentication Requirements.
+    assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
+    code, stdout = enroll.finish()
+    assert code == 1, enroll.screen
+    assert stdout == ""
+    assert "cannot compare six digits" in enroll.screen and "--yes" in enroll.screen, enroll.screen
+    assert world.shown_numbers == [], "no digits were ever shown on the phone"
+
+
+def test_a_phone_that_cannot_compare_is_refused_in_a_digits_window(gateway_bin, world, config):
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "60")
+    try:
+        refuse_a_phone_that_cannot_compare(world, enroll)
+    finally:
+        enroll.kill()
+
+
+def test_without_a_terminal_and_without_yes_the_command_refuses(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1016", "--json", "--seconds", "60")
+    try:
+        code, stdout = enroll.finish()
+        assert code == 2, enroll.stderr()
+        assert stdout == ""
+        words = enroll.stderr()
+        assert "no terminal to compare the six digits" in words and "--yes" in words, words
+        assert "open for" not in words, "no window opened"
+        assert not world.gateway_controller.le_legacy_advertiser.enabled, "nothing advertised"
+    finally:
+        enroll.kill()
 
 
 @pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])

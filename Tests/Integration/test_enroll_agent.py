@@ -20,7 +20,8 @@ import pytest
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
 from conftest import wait_until
-from test_enroll import GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, world  # noqa: F401 (world: the fixture)
+from test_enroll import (  # noqa: F401 (world: the fixture)
+    GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, refuse_a_phone_that_cannot_compare, world)
 
 # What the window may add to a badge's checkin or checkout at most (SPEC §15: the door
 # keeps deciding); the rest of each latency is the door's own presence timing.
@@ -150,6 +151,36 @@ def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runt
         compare_six_digits(world, enroll, confirmed)
         if not confirmed:
             agent.wait_log(r"enrolment window ended person=u_1012 outcome=.*not confirmed", "the refusal in the journal")
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_the_agent_refuses_a_phone_that_cannot_compare_in_a_digits_window(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world)
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "60",
+                               "--socket", str(runtime / "status.sock"))
+    try:
+        refuse_a_phone_that_cannot_compare(world, enroll)
+        agent.wait_log(r"enrolment window open person=u_1015 .*pairing=numeric-comparison",
+                       "the window's method in the journal")
+        agent.wait_log(r"enrolment window ended person=u_1015 outcome=.*cannot compare six digits", "the refusal in the journal")
+        assert "phone enrolled" not in agent.log()
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_without_a_terminal_and_without_yes_no_window_is_asked_for(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world)
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1016", "--seconds", "60", "--socket", str(runtime / "status.sock"))
+    try:
+        code, stdout = enroll.finish()
+        assert code == 2 and stdout == "", enroll.stderr()
+        assert "no terminal to compare the six digits" in enroll.stderr() and "--yes" in enroll.stderr()
+        assert "enrolment window open" not in agent.log()
     finally:
         enroll.kill()
         agent.stop()

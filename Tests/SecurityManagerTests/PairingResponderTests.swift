@@ -55,7 +55,7 @@ final class PairingResponderTests: XCTestCase {
         XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now),
                        [.replyLongTermKey(SecretKey128(Octets128(leastSignificantFirst: hex("a72b1bdf6ec39a9ca1a56d3cf9f8636c"))!))])
 
-        var numeric = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo,
+        var numeric = PairingRun(responder: Fixture.responder(method: .numericComparison,
                                                               secrets: FixedSecrets(pair: keyB, fixedNonce: nb)),
                                  phone: ScriptedInitiator(ioCapability: .displayYesNo, keyPair: keyA, nonce: run.phone.nonce))
         numeric.features()
@@ -64,7 +64,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testNumericComparisonConfirmedAfterThePhoneCheck() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         // DisplayYesNo and MITM: Numeric Comparison.
         XCTAssertEqual(run.features().sent[0], [0x02, 0x01, 0x00, 0x0D, 0x10, 0x02, 0x02])
         run.publicKeys()
@@ -82,7 +82,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testNumericComparisonConfirmedBeforeThePhoneCheck() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .keyboardDisplay))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .keyboardDisplay))
         run.features()
         run.publicKeys()
         XCTAssertNotNil(run.randoms().numericValue)
@@ -91,7 +91,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testNumericComparisonRejected() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         run.features()
         run.publicKeys()
         run.randoms()
@@ -101,12 +101,32 @@ final class PairingResponderTests: XCTestCase {
         XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now), [.rejectLongTermKeyRequest])
     }
 
-    func testKeyboardOnlyPhoneGetsJustWorksNotPasskeyEntry() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .keyboardOnly))
-        XCTAssertEqual(run.features().sent[0][1], IOCapability.noInputNoOutput.rawValue)
-        run.publicKeys()
-        XCTAssertNil(run.randoms().numericValue)
-        XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent.count, 1)
+    func testAPhoneThatCannotCompareDigitsIsRefusedNotPairedByJustWorks() {
+        for capability in [IOCapability.noInputNoOutput, .displayOnly, .keyboardOnly] {
+            var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: capability))
+            // Authentication Requirements (0x03): the IO capabilities cannot meet what is asked.
+            XCTAssertEqual(run.feed(run.phone.pairingRequest),
+                           [.send([0x05, 0x03]), .failed(.refused(.cannotCompareDigits(capability)))], "\(capability)")
+            XCTAssertFalse(run.responder.isPairing)
+            XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now), [.rejectLongTermKeyRequest])
+            XCTAssertEqual(run.feed(run.phone.publicKey), [], "nothing of a pairing follows")
+        }
+        XCTAssertEqual(PairingRefusal.cannotCompareDigits(.noInputNoOutput).reason, .authenticationRequirements)
+    }
+
+    func testAJustWorksWindowPairsEveryPhoneByJustWorks() {
+        // Asked for knowingly: NoInputNoOutput answered to any phone, so a phone with a
+        // display pairs without digits and a keyboard-only one is not asked for a passkey.
+        for capability in [IOCapability.displayYesNo, .keyboardDisplay, .keyboardOnly, .displayOnly, .noInputNoOutput] {
+            var run = PairingRun(phone: ScriptedInitiator(ioCapability: capability))
+            XCTAssertEqual(run.features().sent[0], [0x02, 0x03, 0x00, 0x09, 0x10, 0x02, 0x02], "\(capability)")
+            run.publicKeys()
+            XCTAssertNil(run.randoms().numericValue)
+            XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent.count, 1)
+            _ = run.encrypt()
+            _ = run.feed(run.phone.identityInformation)
+            XCTAssertEqual(run.feed(run.phone.identityAddressInformation).result?.method, .justWorks)
+        }
     }
 
     func testNoIdentityKeysOfferedCompletesAtEncryption() {
@@ -311,7 +331,7 @@ final class PairingResponderTests: XCTestCase {
     func testSecurityRequest() {
         var justWorks = Fixture.responder()
         XCTAssertEqual(justWorks.requestSecurity(now: .zero), [.send([0x0B, 0x09])])
-        var numeric = Fixture.responder(ioCapability: .displayYesNo)
+        var numeric = Fixture.responder(method: .numericComparison)
         XCTAssertEqual(numeric.requestSecurity(now: .zero), [.send([0x0B, 0x0D])])
         XCTAssertNil(numeric.nextDeadline, "the SMP timer starts with the Pairing Request (§3.4)")
         var run = PairingRun()
@@ -342,7 +362,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testTimeoutWhileTheNumericValueIsCompared() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         run.features()
         run.publicKeys()
         run.randoms()

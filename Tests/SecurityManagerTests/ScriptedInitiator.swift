@@ -116,14 +116,14 @@ enum Fixture {
                                                           0x29, 0x3A, 0x4B, 0x5C, 0x6D, 0x7E, 0x8F, 0x90])!
     static let doorIdentity = AddressWithType(BluetoothAddress("C3:44:55:66:77:88")!, isRandom: true)
 
-    static func configuration(ioCapability: IOCapability = .noInputNoOutput, acceptsPairing: Bool = true) -> PairingResponder.Configuration {
-        .init(acceptsPairing: acceptsPairing, ioCapability: ioCapability,
+    static func configuration(method: PairingMethod = .justWorks, acceptsPairing: Bool = true) -> PairingResponder.Configuration {
+        .init(acceptsPairing: acceptsPairing, method: method,
               localIdentity: .init(irk: SecretKey128(doorIRK), address: doorIdentity))
     }
 
-    static func responder(ioCapability: IOCapability = .noInputNoOutput, acceptsPairing: Bool = true,
+    static func responder(method: PairingMethod = .justWorks, acceptsPairing: Bool = true,
                            secrets: any PairingSecrets = SystemPairingSecrets()) -> PairingResponder {
-        PairingResponder(configuration: configuration(ioCapability: ioCapability, acceptsPairing: acceptsPairing),
+        PairingResponder(configuration: configuration(method: method, acceptsPairing: acceptsPairing),
                          initiatorAddress: phoneAddress, responderAddress: doorAddress, secrets: secrets)
     }
 }

@@ -78,22 +78,23 @@ final class EnrolmentDriver {
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
                                                       address: AddressWithType(info.address, isRandom: false))
         let seconds = Int64(request.seconds)
+        let method: PairingMethod = request.comparesDigits ? .numericComparison : .justWorks
         window = Window(
             session: EnrolmentSession(configuration: .init(
-                window: .seconds(seconds), ioCapability: request.comparesDigits ? .displayYesNo : .noInputNoOutput,
+                window: .seconds(seconds), method: method,
                 localIdentity: identity, advertisement: EnrolmentAdvertisement(name: gatewayId))),
             request: request, stream: stream, family: info.commandFamily, pausedInitiation: pausesInitiation)
         stream.onLine = { [unowned self] line in self.answered(line) }
         stream.onClosed = { [unowned self] in self.end("the enroll command left before the window ended") }
         log.log(.notice, "enrolment window open", [
             "person": request.personId, "seconds": "\(seconds)",
-            "pairing": request.comparesDigits ? PairingMethod.numericComparison.rawValue : PairingMethod.justWorks.rawValue,
+            "pairing": method.rawValue,
         ])
         // The window takes the beacon's advertising set; its stop goes out before the
         // window's advertising (the controller's commands run in order).
         doorBeacon?.setPaused(true)
         if pausesInitiation { connect?.setInitiationPaused(true) }
-        tell(.progress(EnrolmentProgress.windowOpened(seconds: seconds, name: gatewayId, comparesDigits: request.comparesDigits)))
+        tell(.progress(EnrolmentProgress.windowOpened(seconds: seconds, name: gatewayId, method: method)))
         tell(.progress("the door keeps scanning and deciding during the window"
             + (doorBeacon == nil ? "" : "; its beacon pauses") + (pausesInitiation ? "; persistent connects pause" : "")))
         step { $0.start(now: self.link.loop.now) }

@@ -19,7 +19,7 @@ final class EnrollSession {
     private let personId: String
     private let tagId: String
     private let window: Duration
-    private let comparesDigits: Bool
+    private let method: PairingMethod
     private let json: Bool
     private let loop = EventLoop()
     private var link: ControllerDriver!
@@ -36,12 +36,12 @@ final class EnrollSession {
         self.step { $0.timerFired(now: self.loop.now) }
     }
 
-    init(configuration: GatewayConfiguration, personId: String, tagId: String, window: Duration, comparesDigits: Bool, json: Bool) {
+    init(configuration: GatewayConfiguration, personId: String, tagId: String, window: Duration, method: PairingMethod, json: Bool) {
         self.configuration = configuration
         self.personId = personId
         self.tagId = tagId
         self.window = window
-        self.comparesDigits = comparesDigits
+        self.method = method
         self.json = json
     }
 
@@ -116,11 +116,11 @@ final class EnrollSession {
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
                                                       address: AddressWithType(info.address, isRandom: false))
         let session = EnrolmentSession(configuration: .init(
-            window: window, ioCapability: comparesDigits ? .displayYesNo : .noInputNoOutput, localIdentity: identity,
+            window: window, method: method, localIdentity: identity,
             advertisement: EnrolmentAdvertisement(name: configuration.gateway.id)))
         enrolment = session
         printError("enroll: " + EnrolmentProgress.windowOpened(seconds: window.components.seconds, name: configuration.gateway.id,
-                                                              comparesDigits: comparesDigits))
+                                                              method: method))
         step { $0.start(now: self.loop.now) }
     }
 
@@ -213,12 +213,12 @@ final class EnrollSession {
     // MARK: Output
 
     private func report(_ outcome: EnrolmentOutcome) -> Bool {
-        guard case .enrolled(let method, let identity) = outcome else {
+        guard case .enrolled(let pairedBy, let identity) = outcome else {
             printError("enroll: " + outcome.message)
             return false
         }
         EnrolledPersonOutput.print(EnrolmentChannel.Enrolled(
-            pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
+            pairing: pairedBy.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
             irk: identity.irk.map { HexText.lowercase($0.revealed.mostSignificantFirst) }), personId: personId, tagId: tagId, json: json)
         return true
     }
