@@ -49,6 +49,8 @@ final class EnrolmentRobustnessTests: XCTestCase {
         var finished: EnrolmentOutcome?
         var phone: UInt16?
         var lastSMP: [UInt8] = Self.requests[0]
+        /// Links the session asked to drop, whose Disconnection Complete is still to come.
+        var closing: [UInt16] = []
 
         func check(_ actions: [EnrolmentAction], answering ltk: UInt16? = nil) throws {
             XCTAssertLessThanOrEqual(actions.count, 12, label)
@@ -72,12 +74,20 @@ final class EnrolmentRobustnessTests: XCTestCase {
                     ltkAnswers += 1
                     guard handle == ltk else { throw Failure("\(label): a refusal nobody asked for") }
                 case .disconnect(let handle):
-                    _ = path.handle(.disconnectionComplete(HCIDisconnectionComplete(connectionHandle: handle, reason: .remoteUserTerminated)),
-                                    now: now)
+                    // The controller's Disconnection Complete follows, after these actions.
+                    closing.append(handle)
                     if handle == phone { phone = nil }
                 case .finished(let outcome):
                     guard finished == nil else { throw Failure("\(label): a second outcome \(outcome)") }
+                    switch outcome {
+                    case .enrolled(let method, _), .pairedWithoutIdentity(let method):
+                        guard method == session.configuration.method else { throw Failure("\(label): paired by \(method)") }
+                    default:
+                        break
+                    }
                     finished = outcome
+                case .turnedAway:
+                    guard finished == nil else { throw Failure("\(label): a central turned away after the end") }
                 case .startAdvertising, .stopAdvertising, .compareNumericValue:
                     break
                 }
@@ -148,14 +158,22 @@ final class EnrolmentRobustnessTests: XCTestCase {
                 // A deadline passed without the timer being called: call it as the driver would.
                 try check(session.timerFired(now: now))
             }
+            while !closing.isEmpty {
+                let handle = closing.removeFirst()
+                try route(path.handle(.disconnectionComplete(HCIDisconnectionComplete(connectionHandle: handle, reason: .localHostTerminated)),
+                                      now: now))
+            }
         }
         // The window always ends.
         now = now + .seconds(200)
         try check(session.timerFired(now: now))
         guard let finished else { throw Failure("\(label): the window never ended") }
         XCTAssertNil(session.nextDeadline, label)
-        // The outcome's kind, e.g. failed(refused(legacyPairing)) without its details.
-        return String("\(finished)".prefix(while: { $0 != ":" }).prefix(48))
+        // The outcome's kind, e.g. failed(refused(numericValueRejected)) without its details;
+        // for a window that ran out, how its last phone failed.
+        func kind(_ value: Any) -> String { String("\(value)".prefix(while: { $0 != ":" }).prefix(48)) }
+        if case .windowEnded(let failure) = finished { return failure.map { "windowEnded after " + kind($0) } ?? "windowEnded" }
+        return kind(finished)
     }
 
     private struct Failure: Error, CustomStringConvertible {

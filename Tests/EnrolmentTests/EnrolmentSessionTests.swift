@@ -33,7 +33,7 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.start(now: .zero), [], "one window per session")
         XCTAssertEqual(enrolment.nextDeadline, seconds(5))
         XCTAssertEqual(enrolment.timerFired(now: seconds(4)), [])
-        XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded)])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: nil))])
         XCTAssertTrue(enrolment.isFinished)
         XCTAssertNil(enrolment.nextDeadline)
         XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(6)), [.disconnect(phone)],
@@ -42,7 +42,6 @@ final class EnrolmentSessionTests: XCTestCase {
 
     func testAWindowEndedEarlyStopsWhatItStartedOnce() {
         var advertising = session()
-        XCTAssertEqual(advertising.end("the agent is stopping", now: .zero), [], "nothing open yet")
         _ = advertising.start(now: .zero)
         XCTAssertEqual(advertising.end("the agent is stopping", now: seconds(1)),
                        [.delegatePairing(false), .stopAdvertising, .finished(.ended("the agent is stopping"))])
@@ -73,14 +72,58 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: 0x0042), now: seconds(2)),
                        [.rejectLongTermKeyRequest(0x0042)])
 
+        // Refused, and let go; the window goes on.
         let refused = enrolment.securityManagerPDU(legacyRequest, handle: phone, now: seconds(3))
         XCTAssertEqual(refused, [
             .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
-            .delegatePairing(false), .disconnect(phone), .finished(.failed(.refused(.legacyPairing))),
+            .turnedAway(.pairingFailed(.refused(.legacyPairing))), .disconnect(phone),
         ])
-        XCTAssertTrue(EnrolmentOutcome.failed(.refused(.legacyPairing)).message.contains("too old"))
-        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)), [], "the window is over")
+        XCTAssertTrue(TurnedAway.pairingFailed(.refused(.legacyPairing)).message.contains("too old"))
+        XCTAssertFalse(enrolment.isFinished)
+        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)),
+                       [.sendSecurityManager(handle: phone, pdu: [0x05, 0x09])], "one pairing per link: Repeated Attempts")
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(4)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertEqual(enrolment.nextDeadline, seconds(120), "the window keeps its end")
+        // At its end, the window says how the last phone failed.
+        let ended = enrolment.timerFired(now: seconds(120))
+        XCTAssertEqual(ended, [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: .refused(.legacyPairing)))])
+        XCTAssertTrue(EnrolmentOutcome.windowEnded(lastFailure: .refused(.legacyPairing)).message.contains("too old"))
         XCTAssertEqual(enrolment.timerFired(now: seconds(500)), [])
+    }
+
+    func testAClientGoneBeforeTheWindowStartedEndsIt() {
+        var enrolment = session()
+        XCTAssertEqual(enrolment.end("the enroll command left before the window ended", now: .zero),
+                       [.finished(.ended("the enroll command left before the window ended"))], "nothing started, nothing to stop")
+        XCTAssertTrue(enrolment.isFinished)
+        XCTAssertEqual(enrolment.start(now: .zero), [], "a window whose client is gone never opens")
+        XCTAssertNil(enrolment.nextDeadline)
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1)), [.disconnect(phone)])
+        XCTAssertEqual(enrolment.end("again", now: seconds(2)), [], "ended once")
+    }
+
+    func testACentralThatDoesNotStartPairingIsLetGoAndTheWindowGoesOn() {
+        var enrolment = session(window: .seconds(60))
+        _ = enrolment.start(now: .zero)
+        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(11), "ten seconds to send a Pairing Request")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(10)), [])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(11)), [.turnedAway(.noPairingRequest(.seconds(10))), .disconnect(phone)])
+        XCTAssertTrue(TurnedAway.noPairingRequest(.seconds(10)).message.contains("did not start pairing within 10 s"))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(60))
+        XCTAssertEqual(enrolment.timerFired(now: seconds(12)), [], "let go once")
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(12)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+
+        // A phone that starts pairing in time keeps its link past that moment.
+        _ = enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(20))
+        _ = enrolment.securityManagerPDU(secureRequest, handle: 0x0043, now: seconds(22))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(52), "only the SMP timer")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(30)), [])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(52)),
+                       [.turnedAway(.pairingFailed(.timedOut)), .disconnect(0x0043)], "a stalled pairing is let go too")
+        XCTAssertFalse(enrolment.isFinished)
+        XCTAssertEqual(enrolment.timerFired(now: seconds(60)),
+                       [.delegatePairing(false), .finished(.windowEnded(lastFailure: .timedOut))], "its link is already going")
     }
 
     func testADigitsWindowRefusesAPhoneThatCannotCompareThem() {
@@ -92,9 +135,9 @@ final class EnrolmentSessionTests: XCTestCase {
         // NoInputNoOutput: refused with Authentication Requirements, never Just Works.
         XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2)), [
             .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
-            .delegatePairing(false), .disconnect(phone), .finished(.failed(.refused(.cannotCompareDigits(.noInputNoOutput)))),
+            .turnedAway(.pairingFailed(.refused(.cannotCompareDigits(.noInputNoOutput)))), .disconnect(phone),
         ])
-        let words = EnrolmentOutcome.failed(.refused(.cannotCompareDigits(.noInputNoOutput))).message
+        let words = EnrolmentOutcome.windowEnded(lastFailure: .refused(.cannotCompareDigits(.noInputNoOutput))).message
         XCTAssertTrue(words.contains("cannot compare six digits"), words)
         XCTAssertTrue(words.contains("no display and no input"), words)
         XCTAssertTrue(words.contains("--yes"), words)
@@ -110,10 +153,10 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.nextDeadline, seconds(60), "the window keeps its end")
         // The next phone is taken.
         XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(3)).count, 2)
-        XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded)])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded(lastFailure: nil))])
     }
 
-    func testAStartedPairingEndsWithTheLinkOrTheSMPTimeout() throws {
+    func testAStartedPairingThatTimesOutOrLosesItsLinkFreesTheWindow() throws {
         var enrolment = session()
         _ = enrolment.start(now: .zero)
         _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
@@ -121,15 +164,17 @@ final class EnrolmentSessionTests: XCTestCase {
         guard case .sendSecurityManager(_, let pdu)? = response.first else { return XCTFail("\(response)") }
         XCTAssertEqual(pdu.first, 0x02, "Pairing Response")
         XCTAssertEqual(enrolment.nextDeadline, seconds(32), "the SMP timer, before the window's end")
-        XCTAssertEqual(enrolment.timerFired(now: seconds(32)), [.delegatePairing(false), .disconnect(phone), .finished(.failed(.timedOut))])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(32)), [.turnedAway(.pairingFailed(.timedOut)), .disconnect(phone)])
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(33)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
 
         var leaving = session()
         _ = leaving.start(now: .zero)
         _ = leaving.peripheralConnected(connection(phone), local: door, now: seconds(1))
         _ = leaving.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
         XCTAssertEqual(leaving.connectionClosed(handle: phone, now: seconds(3)),
-                       [.delegatePairing(false), .disconnect(phone), .finished(.failed(.linkClosed))])
-        XCTAssertTrue(EnrolmentOutcome.failed(.linkClosed).message.contains("no IRK"))
+                       [.turnedAway(.pairingFailed(.linkClosed)), .startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertEqual(leaving.nextDeadline, seconds(120))
+        XCTAssertTrue(TurnedAway.pairingFailed(.linkClosed).message.contains("no IRK"))
     }
 
     func testAdvertisingDataHoldsNameAppearanceAndHeartRate() {

@@ -19,6 +19,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -209,6 +210,16 @@ def test_a_refused_read_makes_the_phone_pair_and_the_read_succeeds_encrypted(gat
         enroll.kill()
 
 
+def enrol_the_phone(world, enroll) -> dict:
+    """The phone pairs with the open window (Just Works) and keeps its link until the
+    gateway drops it, so every key arrives; the command exits 0. Its JSON line."""
+    connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+    world.call(world.wait_disconnected(connection, 30), timeout=40)
+    code, stdout = enroll.finish()
+    assert code == 0, enroll.stderr()
+    return json.loads(stdout)
+
+
 def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world, config):
     enroll = Enrolment(gateway_bin, config, "--person", "u_1013", "--yes", "--json", "--seconds", "60")
     try:
@@ -217,27 +228,39 @@ def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world,
         connection, _ = connect_and_be_refused(world)
         world.call(world.disconnect(connection))
         # The window is free again: the gateway advertises, and the next phone enrols.
-        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
-        world.call(world.wait_disconnected(connection, 30), timeout=40)
-        code, stdout = enroll.finish()
-        assert code == 0, enroll.stderr()
-        assert json.loads(stdout)["person"]["id"] == "u_1013"
+        assert enrol_the_phone(world, enroll)["person"]["id"] == "u_1013"
     finally:
         enroll.kill()
 
 
-def test_a_legacy_only_phone_is_refused(gateway_bin, world, config):
-    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--seconds", "60")
+def test_a_legacy_only_phone_is_refused_and_the_window_goes_on(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--json", "--seconds", "60")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
         with pytest.raises(ProtocolError) as refused:
             world.call(world.pair(GATEWAY_ID, secure_connections=False), timeout=60)
         # SMP Pairing Failed, reason 0x03 Authentication Requirements.
         assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
-        code, stdout = enroll.finish()
-        assert code == 1
-        assert stdout == ""
-        assert "too old" in enroll.stderr()
+        wait_until(lambda: "too old" in enroll.stderr() and "the window stays open" in enroll.stderr(), 10,
+                   "the installer told why, and that the window stays open")
+        # A refused request does not end the window: the next phone enrols in it.
+        tags = enrol_the_phone(world, enroll)["person"]["tags"]
+        assert tags == [{"id": "phone-u_1010", "irk": world.phone.irk[::-1].hex()}]
+    finally:
+        enroll.kill()
+
+
+def test_an_idle_central_is_let_go_and_a_phone_pairs_in_the_same_window(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1017", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        # A central that connects and never starts pairing (Bumble ignores the Security Request).
+        connected = time.monotonic()
+        idle = world.call(world.connect(GATEWAY_ID))
+        world.call(world.wait_disconnected(idle, 20), timeout=25)
+        assert time.monotonic() - connected >= 9, "let go after the pairing-start time (10 s), not at once"
+        wait_until(lambda: "did not start pairing within 10 s" in enroll.stderr(), 10, "the installer told")
+        assert enrol_the_phone(world, enroll)["person"]["id"] == "u_1017"
     finally:
         enroll.kill()
 
@@ -289,7 +312,8 @@ def compare_six_digits(world, enroll: TerminalEnrolment, confirmed: bool) -> Non
 def refuse_a_phone_that_cannot_compare(world, enroll: TerminalEnrolment) -> None:
     """A phone with no display and no input (NoInputNoOutput) tries to pair with a window
     opened for the six digits: refused with SMP reason 0x03, never paired by Just Works;
-    the command says why and what to do, exits 1 and prints nothing on standard output."""
+    the command says why and what to do, and at the window's end exits 1 having printed
+    nothing on standard output."""
     wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
     with pytest.raises(ProtocolError) as refused:
         world.call(world.pair(GATEWAY_ID, secure_connections=True, compares=False), timeout=60)
@@ -298,12 +322,13 @@ def refuse_a_phone_that_cannot_compare(world, enroll: TerminalEnrolment) -> None
     code, stdout = enroll.finish()
     assert code == 1, enroll.screen
     assert stdout == ""
-    assert "cannot compare six digits" in enroll.screen and "--yes" in enroll.screen, enroll.screen
+    assert "window ended without a phone pairing; the last one: refused: the phone cannot compare six digits" in enroll.screen
+    assert "--yes" in enroll.screen, enroll.screen
     assert world.shown_numbers == [], "no digits were ever shown on the phone"
 
 
 def test_a_phone_that_cannot_compare_is_refused_in_a_digits_window(gateway_bin, world, config):
-    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "60")
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "15")
     try:
         refuse_a_phone_that_cannot_compare(world, enroll)
     finally:

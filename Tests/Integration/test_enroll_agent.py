@@ -12,7 +12,9 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
 import time
 
 import pytest
@@ -159,13 +161,14 @@ def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runt
 def test_the_agent_refuses_a_phone_that_cannot_compare_in_a_digits_window(gateway_bin, world, tmp_path, runtime):
     config = door_config(tmp_path, world)
     agent = start_agent(gateway_bin, config, runtime)
-    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "60",
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "15",
                                "--socket", str(runtime / "status.sock"))
     try:
         refuse_a_phone_that_cannot_compare(world, enroll)
         agent.wait_log(r"enrolment window open person=u_1015 .*pairing=numeric-comparison",
                        "the window's method in the journal")
-        agent.wait_log(r"enrolment window ended person=u_1015 outcome=.*cannot compare six digits", "the refusal in the journal")
+        agent.wait_log(r"enrolment central turned away person=u_1015 reason=.*cannot compare six digits", "the refusal in the journal")
+        agent.wait_log(r"enrolment window ended person=u_1015 outcome=.*cannot compare six digits", "the window's end in the journal")
         assert "phone enrolled" not in agent.log()
     finally:
         enroll.kill()
@@ -213,6 +216,32 @@ def test_one_window_at_a_time_and_a_command_that_leaves_ends_it(gateway_bin, wor
         first.kill()
         if second is not None:
             second.kill()
+        agent.stop()
+
+
+def test_a_request_then_close_never_leaves_a_window_open(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world, DOOR_BEACON)
+    agent = start_agent(gateway_bin, config, runtime)
+    try:
+        agent.wait_log(r"advertising as the door beacon", "the door beacon on air")
+        # The client asks for an hour-long window and is gone at once, 100 times, each
+        # once the agent has dealt with the one before (the status socket turns away
+        # clients beyond its connection limit, which is not what this test is about).
+        for attempt in range(100):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                client.connect(str(runtime / "status.sock"))
+                client.sendall(f"enroll u_gone{attempt} phone-u_gone{attempt} 3600 just-works\n".encode())
+            agent.wait_log(rf"enrolment window ended person=u_gone{attempt} outcome=.*left", f"window {attempt} ended", timeout=10)
+        assert agent.count("enrolment window open person=u_gone") == 100
+        log = agent.log()
+        assert log.count("door beacon paused for the enrolment window") == log.count("door beacon resumed after the enrolment window")
+        # No window is left open: the next one opens (and runs out).
+        enroll = Enrolment(gateway_bin, config, "--person", "u_next", "--yes", "--seconds", "1",
+                           "--socket", str(runtime / "status.sock"))
+        code, _ = enroll.finish()
+        assert code == 1 and "window ended without a phone pairing" in enroll.stderr(), enroll.stderr()
+        enroll.kill()
+    finally:
         agent.stop()
 
 

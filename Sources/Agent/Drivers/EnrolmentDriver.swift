@@ -192,6 +192,9 @@ final class EnrolmentDriver {
             link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
         case .compareNumericValue(let value):
             tell(.compare(value))
+        case .turnedAway(let why):
+            log.log(.notice, "enrolment central turned away", ["person": current.request.personId, "reason": why.message])
+            tell(.progress(why.message))
         case .disconnect(let handle):
             dataPath.disconnect(handle)
         case .finished(let outcome):

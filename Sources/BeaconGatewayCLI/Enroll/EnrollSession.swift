@@ -168,6 +168,8 @@ final class EnrollSession {
             link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
         case .compareNumericValue(let value):
             askToCompare(value)
+        case .turnedAway(let why):
+            printError("enroll: " + why.message)
         case .disconnect(let handle):
             droppingHandle = handle
             dataPath.disconnect(handle)
