@@ -11,6 +11,7 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import pty
@@ -391,5 +392,54 @@ def test_the_printed_person_is_checked_in_from_the_phones_rotating_addresses(gat
             agent.wait_log(checkout, f"u_1009 checked out once the phone is gone (visit {visit})", count=visit)
         assert addresses[0] != addresses[1]
         assert all(address.is_resolvable for address in addresses)
+    finally:
+        agent.stop()
+
+
+@pytest.fixture
+def plain_world():
+    enrolment_world = EnrolmentWorld(plain=True)
+    yield enrolment_world
+    enrolment_world.close()
+
+
+def gateway_static_address(site: str, gateway_id: str) -> Address:
+    """The static random address docs/pairing.md describes for a gateway without a public
+    address: SHA-256 of the label, the site, a zero byte and the id; its first six bytes
+    with the two top bits set."""
+    digest = hashlib.sha256(b"BGW-ENROLMENT-ADDRESS-v1" + site.encode() + b"\0" + gateway_id.encode()).digest()
+    raw = bytearray(digest[:6])
+    raw[0] |= 0xC0
+    return Address(":".join(f"{byte:02X}" for byte in raw), Address.RANDOM_DEVICE_ADDRESS)
+
+
+def test_a_controller_without_a_public_address_pairs_from_its_static_random_address(gateway_bin, plain_world, tmp_path):
+    world = plain_world
+    assert world.gateway_controller.public_address == Address("00:00:00:00:00:00")
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_text(world.transport, str(tmp_path / "state")))
+    expected = gateway_static_address("S_TEST", GATEWAY_ID)
+    for window in (1, 2):
+        enroll = Enrolment(gateway_bin, config, "--person", "u_1018", "--yes", "--json", "--seconds", "60")
+        try:
+            wait_until(enroll.is_open, 30, f"the enrolment window to open (window {window})")
+            # The window advertises from the gateway's static random address, the same each time.
+            assert world.call(world.find_enrolment(GATEWAY_ID, 30)) == expected
+            assert world.gateway_controller.random_address == expected
+            result = enrol_the_phone(world, enroll)
+        finally:
+            enroll.kill()
+        assert result["person"]["tags"] == [{"id": "phone-u_1018", "irk": world.phone.irk[::-1].hex()}]
+        assert result["pairing"] == "just-works"
+
+    # The enrolled phone is that person's tag: the agent, on the same controller, checks it in.
+    config.write_text(config.read_text() + f'\n[[person]]\nid = "u_1018"\n[[person.tag]]\nid = "phone-u_1018"\n'
+                      f'irk = "{world.phone.irk[::-1].hex()}"\n')
+    config.chmod(0o600)
+    agent = AgentProcess(gateway_bin, config)
+    try:
+        agent.wait_log(r"controller up", "the agent's controller")
+        world.call(world.advertise_from_new_rpa())
+        agent.wait_log(r" checkin .*\bperson(?:_id)?=u_1018\b", "u_1018 checked in from the phone's RPA")
     finally:
         agent.stop()

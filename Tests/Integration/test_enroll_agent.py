@@ -22,8 +22,9 @@ import pytest
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
 from conftest import wait_until
-from test_enroll import (  # noqa: F401 (world: the fixture)
-    GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, refuse_a_phone_that_cannot_compare, world)
+from test_enroll import (  # noqa: F401 (world, plain_world: the fixtures)
+    GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, enrol_the_phone, gateway_static_address,
+    plain_world, refuse_a_phone_that_cannot_compare, world)
 
 # What the window may add to a badge's checkin or checkout at most (SPEC §15: the door
 # keeps deciding); the rest of each latency is the door's own presence timing.
@@ -265,6 +266,30 @@ def test_persistent_connects_pause_on_a_controller_that_cannot_do_both(gateway_b
         assert code == 0, enroll.stderr()
         assert json.loads(stdout)["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
         agent.wait_log(r"persistent-connect initiation resumed", "initiation resumed after the window")
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_the_agent_on_a_controller_without_a_public_address_enrols_from_its_static_random_address(
+        gateway_bin, plain_world, tmp_path, runtime):
+    world = plain_world
+    config = door_config(tmp_path, world, BADGE_PERSON.format(address=BADGE_ADDRESS))
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1019", "--yes", "--json", "--seconds", "60",
+                       "--socket", str(runtime / "status.sock"))
+    try:
+        # Set at bring-up, before scanning: the door scans during the window.
+        assert world.gateway_controller.random_address == gateway_static_address("S_TEST", GATEWAY_ID)
+        wait_until(enroll.is_open, 30, "the agent's enrolment window to open")
+        assert world.call(world.find_enrolment(GATEWAY_ID, 30)) == gateway_static_address("S_TEST", GATEWAY_ID)
+        assert world.gateway_controller.le_scan_enable, "the door keeps scanning during the window"
+        result = enrol_the_phone(world, enroll)
+        assert result["person"]["tags"] == [{"id": "phone-u_1019", "irk": world.phone.irk[::-1].hex()}]
+        agent.wait_log(r"phone enrolled person=u_1019 ", "the enrolment in the journal")
+        # The door goes on: the badge checks in after the window.
+        world.call(world.badge_arrives())
+        agent.wait_log(CHECKIN, "the badge checked in")
     finally:
         enroll.kill()
         agent.stop()

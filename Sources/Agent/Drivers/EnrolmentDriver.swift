@@ -67,22 +67,23 @@ final class EnrolmentDriver {
         guard let info = link.host.controllerInfo, link.host.isControllerAnswering else {
             return refuse(stream, "the door's controller is not up (see beacon-gateway status); try again when it scans")
         }
-        guard info.address.rawValue != 0 else {
-            return refuse(stream, "the controller has no public address to pair from")
+        guard let address = EnrolmentAddress.identity(of: info) else {
+            return refuse(stream, "the controller has no public address to pair from, and setting a static random one "
+                + "failed (see the journal)")
         }
         guard info.supportedStates.canAdvertiseConnectableWhileScanning(active: activeScanning) else {
             return refuse(stream, "this controller cannot advertise connectable while it scans (LE Supported States): "
                 + "stop the service and enrol standalone (docs/cli.md)")
         }
         let pausesInitiation = connect != nil && !info.supportedStates.canAdvertiseConnectableWhileInitiating
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
-                                                      address: AddressWithType(info.address, isRandom: false))
+        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()), address: address)
         let seconds = Int64(request.seconds)
         let method: PairingMethod = request.comparesDigits ? .numericComparison : .justWorks
         window = Window(
             session: EnrolmentSession(configuration: .init(
                 window: .seconds(seconds), method: method,
-                localIdentity: identity, advertisement: EnrolmentAdvertisement(name: gatewayId))),
+                localIdentity: identity,
+                advertisement: EnrolmentAdvertisement(name: gatewayId, randomAddress: address.isRandom ? address.address : nil))),
             request: request, stream: stream, family: info.commandFamily, pausedInitiation: pausesInitiation)
         stream.onLine = { [unowned self] line in self.answered(line) }
         stream.onClosed = { [unowned self] in self.end("the enroll command left before the window ended") }
@@ -129,11 +130,11 @@ final class EnrolmentDriver {
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            guard window != nil else {
+            guard let local = window?.session.configuration.localIdentity.address else {
                 // A central that connected as a window ended: nothing of ours serves it.
                 return dataPath.disconnect(complete.connectionHandle)
             }
-            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
+            // Advertised from our identity address: the address the phone connected to.
             step { $0.peripheralConnected(complete, local: local, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }

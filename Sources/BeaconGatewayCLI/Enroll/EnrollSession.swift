@@ -51,6 +51,7 @@ final class EnrollSession {
         do {
             controller = try ControllerSession(
                 loop: loop, spec: configuration.bluetooth.transport, scan: configuration.bluetooth.scanSettings(),
+                staticRandomAddress: EnrolmentAddress.staticRandom(site: configuration.gateway.site ?? "", gatewayId: configuration.gateway.id),
                 isPermanent: { error in ScanSession.isPermanent(error, replay: false) })
         } catch {
             printError("enroll: " + error.message)
@@ -105,19 +106,18 @@ final class EnrollSession {
             // The controller was reset under the window: its advertising and the phone's link are gone.
             return stop(failure: "the controller was reset during the window")
         }
-        guard info.address.rawValue != 0 else {
-            return stop(failure: "the controller has no public address to pair from")
+        guard let address = EnrolmentAddress.identity(of: info) else {
+            return stop(failure: "the controller has no public address to pair from, and setting a static random one failed")
         }
         family = info.commandFamily
         // Standalone, nothing here uses reports: scanning off leaves the radio to the
         // advertising and the phone's link, also on controllers whose LE Supported States
         // forbid connectable advertising while scanning (docs/cli.md).
         link.setScanningPaused(true)
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
-                                                      address: AddressWithType(info.address, isRandom: false))
+        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()), address: address)
         let session = EnrolmentSession(configuration: .init(
             window: window, method: method, localIdentity: identity,
-            advertisement: EnrolmentAdvertisement(name: configuration.gateway.id)))
+            advertisement: EnrolmentAdvertisement(name: configuration.gateway.id, randomAddress: address.isRandom ? address.address : nil)))
         enrolment = session
         printError("enroll: " + EnrolmentProgress.windowOpened(seconds: window.components.seconds, name: configuration.gateway.id,
                                                               method: method))
@@ -127,7 +127,8 @@ final class EnrollSession {
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
+            guard let local = enrolment?.configuration.localIdentity.address else { return dataPath.disconnect(complete.connectionHandle) }
+            // Advertised from our identity address: the address the phone connected to.
             step { $0.peripheralConnected(complete, local: local, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
