@@ -31,6 +31,9 @@ public enum EnrolmentOutcome: Hashable, Sendable {
             "the phone offered only legacy pairing: it is too old (LE Secure Connections is required)"
         case .refused(.numericValueRejected):
             "the numeric value was not confirmed"
+        case .refused(.debugPublicKey):
+            "refused: the phone used the Bluetooth specification's debug key, with which anyone nearby could read "
+                + "the pairing (a test device or tool, not an ordinary phone)"
         case .refused(.cannotCompareDigits(let capability)):
             "refused: the phone cannot compare six digits (it says it has \(capability.words)), and this window "
                 + "pairs only by comparing them; nothing was paired. Enrol from a phone with a screen, or, knowing that "

@@ -18,6 +18,9 @@ public enum PairingRefusal: Hashable, Sendable {
     case invalidPublicKey
     /// The peer sent our own public key back.
     case reflectedPublicKey
+    /// The peer sent the specification's debug public key, whose private key is public:
+    /// anyone listening could derive the link's key (Unspecified Reason).
+    case debugPublicKey
     /// The peer's DHKey check value was wrong.
     case dhKeyCheckMismatch
     /// The person comparing said the six digits differ.
@@ -42,7 +45,7 @@ public enum PairingRefusal: Hashable, Sendable {
         case .outOfBandRequested: .oobNotAvailable
         case .invalidPublicKey, .dhKeyCheckMismatch: .dhKeyCheckFailed
         case .numericValueRejected: .numericComparisonFailed
-        case .reflectedPublicKey, .unexpected, .noKeyPair: .unspecifiedReason
+        case .reflectedPublicKey, .debugPublicKey, .unexpected, .noKeyPair: .unspecifiedReason
         case .invalidParameters: .invalidParameters
         case .unsupported: .commandNotSupported
         case .repeatedAttempt: .repeatedAttempts

@@ -121,7 +121,9 @@ extension PairingResponder {
         case (.pairingRandom(let peerNonce), .awaitingRandom):
             return randomReceived(peerNonce, &pairing, now: now)
         case (.pairingDHKeyCheck(let check), .awaitingCheck) where !pairing.peerCheckVerified:
-            guard check == pairing.expectedPeerCheck else { return refuse(.dhKeyCheckMismatch) }
+            guard let expected = pairing.expectedPeerCheck, check.equalsInConstantTime(expected) else {
+                return refuse(.dhKeyCheckMismatch)
+            }
             pairing.peerCheckVerified = true
             return sendCheckIfReady(&pairing, now: now)
         case (.identityInformation(let irk), .awaitingIdentityInformation):
@@ -144,6 +146,8 @@ extension PairingResponder {
 
     private mutating func publicKeyReceived(_ octets: ArraySlice<UInt8>, _ pairing: inout Pairing, now: Instant) -> [PairingAction] {
         guard let peerKey = P256PublicKey(smpOctets: octets) else { return refuse(.invalidPublicKey) }
+        // Its private key is published: a pairing with it protects nothing.
+        guard peerKey != .smpDebugKey else { return refuse(.debugPublicKey) }
         // A peer echoing our own key would authenticate against itself.
         guard peerKey.x != pairing.keyPair.publicKey.x else { return refuse(.reflectedPublicKey) }
         guard let dhKey = pairing.keyPair.sharedSecret(with: peerKey) else { return refuse(.invalidPublicKey) }

@@ -126,7 +126,7 @@ def test_the_running_agent_enrols_a_phone_while_the_door_goes_on(gateway_bin, wo
         assert result["person"] == {"id": "u_1009", "tags": [{"id": "phone-u_1009", "irk": irk}]}
         assert result["pairing"] == "just-works"
         assert "the door keeps scanning" in enroll.stderr()
-        agent.wait_log(r"phone enrolled person=u_1009 ", "the enrolment in the journal")
+        agent.wait_log(r"phone enrolled person=u_1009 .*pairing=just-works.*irk_received=yes", "the enrolment in the journal")
         agent.wait_log(r"door beacon resumed after the enrolment window", "the beacon resumed")
         agent.wait_log(r"advertising as the door beacon", "the door beacon on air again", count=2)
         assert irk not in agent.log() and world.phone.irk.hex() not in agent.log(), "the IRK is never logged"

@@ -212,7 +212,8 @@ final class EnrolmentDriver {
         if case .enrolled(let method, let identity) = outcome {
             log.log(.notice, "phone enrolled", [
                 "person": personId, "identity_address": identity.address.description, "pairing": method.rawValue,
-                "irk": identity.irk == nil ? "none" : "received",
+                // Not "irk": a field of that name is masked, whatever its value (LogRedaction).
+                "irk_received": identity.irk == nil ? "no" : "yes",
             ])
             current.stream.send(EnrolmentChannel.line(.enrolled(EnrolmentChannel.Enrolled(
                 pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
