@@ -93,15 +93,16 @@ public struct EnrolmentSession: Sendable {
         return [.delegatePairing(true), .startAdvertising(configuration.advertisement)]
     }
 
-    /// LE Connection Complete in the peripheral role. `local` is the address the phone
-    /// connected to (ours, as f5 and f6 take it).
-    public mutating func peripheralConnected(_ complete: LEConnectionComplete, local: AddressWithType, now: Instant) -> [EnrolmentAction] {
+    /// LE Connection Complete in the peripheral role. The phone connected to the address
+    /// the window advertises from, our identity address: f5 and f6 take it as ours.
+    public mutating func peripheralConnected(_ complete: LEConnectionComplete, now: Instant) -> [EnrolmentAction] {
         switch state {
         case .advertising:
             var responder = PairingResponder(
                 configuration: .init(acceptsPairing: true, method: configuration.method,
                                      localIdentity: configuration.localIdentity, timeout: configuration.smpTimeout),
-                initiatorAddress: Self.overTheAir(complete), responderAddress: local, secrets: secrets())
+                initiatorAddress: Self.overTheAir(complete), responderAddress: configuration.localIdentity.address,
+                secrets: secrets())
             let handle = complete.connectionHandle
             let request = responder.requestSecurity(now: now)
             state = .connected(Phone(handle: handle, responder: responder, pairingStartDeadline: now + configuration.pairingStartTimeout))

@@ -100,7 +100,7 @@ final class EnrolmentRobustnessTests: XCTestCase {
             for action in actions {
                 switch action {
                 case .peripheralConnected(let complete):
-                    try check(session.peripheralConnected(complete, local: Self.door, now: now))
+                    try check(session.peripheralConnected(complete, now: now))
                 case .securityManager(let handle, let pdu):
                     try check(session.securityManagerPDU(pdu, handle: handle, now: now))
                 case .longTermKeyRequested(let request):

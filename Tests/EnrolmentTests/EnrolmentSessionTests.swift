@@ -36,7 +36,7 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: nil))])
         XCTAssertTrue(enrolment.isFinished)
         XCTAssertNil(enrolment.nextDeadline)
-        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(6)), [.disconnect(phone)],
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), now: seconds(6)), [.disconnect(phone)],
                        "a phone after the window is sent away")
     }
 
@@ -50,7 +50,7 @@ final class EnrolmentSessionTests: XCTestCase {
 
         var connected = session()
         _ = connected.start(now: .zero)
-        _ = connected.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = connected.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(connected.end("the controller was reset during the window", now: seconds(2)),
                        [.delegatePairing(false), .disconnect(phone), .finished(.ended("the controller was reset during the window"))])
         XCTAssertNil(connected.nextDeadline)
@@ -59,14 +59,14 @@ final class EnrolmentSessionTests: XCTestCase {
     func testAConnectedPhoneIsAskedToPairAndALegacyOneRefused() {
         var enrolment = session()
         _ = enrolment.start(now: .zero)
-        let connected = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        let connected = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(connected, [
             .connected(handle: phone, peer: AddressWithType(BluetoothAddress(rawValue: 0xC1_22_33_44_55_66), isRandom: true)),
             // Security Request: bonding and Secure Connections, no MITM (Just Works).
             .sendSecurityManager(handle: phone, pdu: [0x0B, 0x09]),
         ])
         // Another central while the phone is there is sent away; the phone stays.
-        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0042), local: door, now: seconds(2)), [.disconnect(0x0042)])
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0042), now: seconds(2)), [.disconnect(0x0042)])
         XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: phone), now: seconds(2)),
                        [.rejectLongTermKeyRequest(phone)], "no key before a pairing")
         XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: 0x0042), now: seconds(2)),
@@ -98,14 +98,14 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertTrue(enrolment.isFinished)
         XCTAssertEqual(enrolment.start(now: .zero), [], "a window whose client is gone never opens")
         XCTAssertNil(enrolment.nextDeadline)
-        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1)), [.disconnect(phone)])
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), now: seconds(1)), [.disconnect(phone)])
         XCTAssertEqual(enrolment.end("again", now: seconds(2)), [], "ended once")
     }
 
     func testACentralThatDoesNotStartPairingIsLetGoAndTheWindowGoesOn() {
         var enrolment = session(window: .seconds(60))
         _ = enrolment.start(now: .zero)
-        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(enrolment.nextDeadline, seconds(11), "ten seconds to send a Pairing Request")
         XCTAssertEqual(enrolment.timerFired(now: seconds(10)), [])
         XCTAssertEqual(enrolment.timerFired(now: seconds(11)), [.turnedAway(.noPairingRequest(.seconds(10))), .disconnect(phone)])
@@ -115,7 +115,7 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(12)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
 
         // A phone that starts pairing in time keeps its link past that moment.
-        _ = enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(20))
+        _ = enrolment.peripheralConnected(connection(0x0043), now: seconds(20))
         _ = enrolment.securityManagerPDU(secureRequest, handle: 0x0043, now: seconds(22))
         XCTAssertEqual(enrolment.nextDeadline, seconds(52), "only the SMP timer")
         XCTAssertEqual(enrolment.timerFired(now: seconds(30)), [])
@@ -129,7 +129,7 @@ final class EnrolmentSessionTests: XCTestCase {
     func testADigitsWindowRefusesAPhoneThatCannotCompareThem() {
         var enrolment = session(method: .numericComparison)
         _ = enrolment.start(now: .zero)
-        let connected = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        let connected = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         // Security Request with MITM: bonding, MITM and Secure Connections.
         XCTAssertEqual(connected.last, .sendSecurityManager(handle: phone, pdu: [0x0B, 0x0D]))
         // NoInputNoOutput: refused with Authentication Requirements, never Just Works.
@@ -146,20 +146,20 @@ final class EnrolmentSessionTests: XCTestCase {
     func testAPhoneLeavingBeforePairingFreesTheWindow() {
         var enrolment = session(window: .seconds(60))
         _ = enrolment.start(now: .zero)
-        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(enrolment.connectionClosed(handle: 0x0099, now: seconds(2)), [], "not the phone's link")
         XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(2)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
         XCTAssertFalse(enrolment.isFinished)
         XCTAssertEqual(enrolment.nextDeadline, seconds(60), "the window keeps its end")
         // The next phone is taken.
-        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(3)).count, 2)
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), now: seconds(3)).count, 2)
         XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded(lastFailure: nil))])
     }
 
     func testAStartedPairingThatTimesOutOrLosesItsLinkFreesTheWindow() throws {
         var enrolment = session()
         _ = enrolment.start(now: .zero)
-        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         let response = enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
         guard case .sendSecurityManager(_, let pdu)? = response.first else { return XCTFail("\(response)") }
         XCTAssertEqual(pdu.first, 0x02, "Pairing Response")
@@ -169,7 +169,7 @@ final class EnrolmentSessionTests: XCTestCase {
 
         var leaving = session()
         _ = leaving.start(now: .zero)
-        _ = leaving.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = leaving.peripheralConnected(connection(phone), now: seconds(1))
         _ = leaving.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
         XCTAssertEqual(leaving.connectionClosed(handle: phone, now: seconds(3)),
                        [.turnedAway(.pairingFailed(.linkClosed)), .startAdvertising(EnrolmentAdvertisement(name: "door-1"))])

@@ -130,12 +130,11 @@ final class EnrolmentDriver {
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            guard let local = window?.session.configuration.localIdentity.address else {
+            guard window != nil else {
                 // A central that connected as a window ended: nothing of ours serves it.
                 return dataPath.disconnect(complete.connectionHandle)
             }
-            // Advertised from our identity address: the address the phone connected to.
-            step { $0.peripheralConnected(complete, local: local, now: now) }
+            step { $0.peripheralConnected(complete, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):

@@ -127,9 +127,7 @@ final class EnrollSession {
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            guard let local = enrolment?.configuration.localIdentity.address else { return dataPath.disconnect(complete.connectionHandle) }
-            // Advertised from our identity address: the address the phone connected to.
-            step { $0.peripheralConnected(complete, local: local, now: now) }
+            step { $0.peripheralConnected(complete, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):
