@@ -1,6 +1,7 @@
 import BluetoothCrypto
 import HCI
 import Host
+import SecurityManager
 
 /// The address the gateway pairs from (docs/pairing.md, "The gateway's address"): the
 /// controller's public address when it has a usable one; otherwise a static random
@@ -20,5 +21,16 @@ public enum EnrolmentAddress {
     public static func identity(of info: ControllerInfo) -> AddressWithType? {
         if info.hasPublicAddress { return AddressWithType(info.address, isRandom: false) }
         return info.staticRandomAddress.map { AddressWithType($0, isRandom: true) }
+    }
+}
+
+extension EnrolmentSession.Configuration {
+    /// A window of `window` for `method`, advertising `name` from `address` (the identity
+    /// `EnrolmentAddress.identity(of:)` chose), with a fresh IRK of ours: distributed so
+    /// that iOS hands over its own, kept by nothing.
+    public static func window(_ window: Duration, method: PairingMethod, name: String, address: AddressWithType) -> Self {
+        Self(window: window, method: method,
+             localIdentity: .init(irk: SecretKey128(SecureRandom.octets128()), address: address),
+             advertisement: EnrolmentAdvertisement(name: name, randomAddress: address.isRandom ? address.address : nil))
     }
 }

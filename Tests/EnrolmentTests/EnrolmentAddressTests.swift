@@ -32,6 +32,19 @@ final class EnrolmentAddressTests: XCTestCase {
         XCTAssertNil(EnrolmentAddress.identity(of: ControllerInfo(address: BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF))))
     }
 
+    func testAWindowPairsAndAdvertisesFromItsIdentityWithAFreshKey() {
+        let random = AddressWithType(BluetoothAddress("C7:11:22:33:44:55")!, isRandom: true)
+        let first = EnrolmentSession.Configuration.window(.seconds(60), method: .numericComparison, name: "door-1", address: random)
+        XCTAssertEqual(first.localIdentity.address, random)
+        XCTAssertEqual(first.advertisement, EnrolmentAdvertisement(name: "door-1", randomAddress: random.address))
+        XCTAssertEqual(first.method, .numericComparison)
+        let second = EnrolmentSession.Configuration.window(.seconds(60), method: .justWorks, name: "door-1", address: random)
+        XCTAssertNotEqual(first.localIdentity.irk.revealed, second.localIdentity.irk.revealed, "a fresh IRK per window")
+        let publicAddress = AddressWithType(BluetoothAddress("F0:F1:F2:F3:F4:F5")!, isRandom: false)
+        XCTAssertNil(EnrolmentSession.Configuration.window(.seconds(60), method: .justWorks, name: "door-1", address: publicAddress)
+            .advertisement.randomAddress)
+    }
+
     func testTheWindowAdvertisesFromTheAddressBringUpSet() throws {
         let random = BluetoothAddress("C7:11:22:33:44:55")!
         let advertisement = EnrolmentAdvertisement(name: "door-1", randomAddress: random)

@@ -76,14 +76,10 @@ final class EnrolmentDriver {
                 + "stop the service and enrol standalone (docs/cli.md)")
         }
         let pausesInitiation = connect != nil && !info.supportedStates.canAdvertiseConnectableWhileInitiating
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()), address: address)
         let seconds = Int64(request.seconds)
         let method: PairingMethod = request.comparesDigits ? .numericComparison : .justWorks
         window = Window(
-            session: EnrolmentSession(configuration: .init(
-                window: .seconds(seconds), method: method,
-                localIdentity: identity,
-                advertisement: EnrolmentAdvertisement(name: gatewayId, randomAddress: address.isRandom ? address.address : nil))),
+            session: EnrolmentSession(configuration: .window(.seconds(seconds), method: method, name: gatewayId, address: address)),
             request: request, stream: stream, family: info.commandFamily, pausedInitiation: pausesInitiation)
         stream.onLine = { [unowned self] line in self.answered(line) }
         stream.onClosed = { [unowned self] in self.end("the enroll command left before the window ended") }

@@ -114,10 +114,7 @@ final class EnrollSession {
         // advertising and the phone's link, also on controllers whose LE Supported States
         // forbid connectable advertising while scanning (docs/cli.md).
         link.setScanningPaused(true)
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()), address: address)
-        let session = EnrolmentSession(configuration: .init(
-            window: window, method: method, localIdentity: identity,
-            advertisement: EnrolmentAdvertisement(name: configuration.gateway.id, randomAddress: address.isRandom ? address.address : nil)))
+        let session = EnrolmentSession(configuration: .window(window, method: method, name: configuration.gateway.id, address: address))
         enrolment = session
         printError("enroll: " + EnrolmentProgress.windowOpened(seconds: window.components.seconds, name: configuration.gateway.id,
                                                               method: method))
