@@ -65,10 +65,9 @@ final class PairingResponderTests: XCTestCase {
         XCTAssertEqual(numeric.randoms().numericValue, 691_901, "g2 mod 10^6, as Bumble computes it")
     }
 
-    func testTheDebugPublicKeyIsRefused() throws {
+    func testTheDebugPublicKeyIsRefused() {
         // The sample data's A (Core Vol 3 Part H §2.3.5.6.1): its private key is published.
-        let debug = try XCTUnwrap(P256KeyPair(privateKey: Octets256(mostSignificantFirst: hex(
-            "3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd"))!))
+        let debug = Fixture.debugKeyPair
         XCTAssertEqual(debug.publicKey, P256PublicKey.smpDebugKey)
         var run = PairingRun(phone: ScriptedInitiator(keyPair: debug))
         run.features()
