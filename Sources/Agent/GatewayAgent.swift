@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Config
+import Enrolment
 import EventLoop
 import GatewayCore
 import HCI
@@ -164,13 +165,16 @@ public final class GatewayAgent {
         let isReplay = self.isReplay
         let link: ControllerDriver
         let isPermanent = { (error: TransportError) in GatewayAgent.isPermanent(error, replay: isReplay) }
+        // What enrolment pairs from on a controller without a usable public address.
+        let staticRandomAddress = EnrolmentAddress.staticRandom(site: configuration.gateway.site ?? "", gatewayId: configuration.gateway.id)
         if let transport = options.transport {
             link = ControllerSession(loop: loop, spec: spec, transport: transport, scan: configuration.bluetooth.scanSettings(),
-                                     isPermanent: isPermanent).link
+                                     staticRandomAddress: staticRandomAddress, isPermanent: isPermanent).link
         } else {
             do {
                 link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath,
-                                             scan: configuration.bluetooth.scanSettings(), isPermanent: isPermanent).link
+                                             scan: configuration.bluetooth.scanSettings(), staticRandomAddress: staticRandomAddress,
+                                             isPermanent: isPermanent).link
             } catch {
                 // The drivers started above stop, and what must survive is kept, as at any stop.
                 finish()

@@ -1,4 +1,5 @@
 import COpenSSL
+import HCI
 
 /// A point of the NIST P-256 curve used as an LE Secure Connections public key. Only
 /// valid points exist as values: a peer's key that is off the curve (the invalid-curve
@@ -25,6 +26,17 @@ public struct P256PublicKey: Hashable, Sendable {
 
     /// X then Y, each least significant first, as SMP's Pairing Public Key carries them.
     public var smpOctets: [UInt8] { x.leastSignificantFirst + y.leastSignificantFirst }
+
+    /// The debug public key of LE Secure Connections (Core Vol 3 Part H §2.3.5.6.1): its
+    /// private key is published, so anyone listening can derive a pairing made with it.
+    public static let smpDebugKey = P256PublicKey(x: octets("20b003d2f297be2c5e2c83a7e9f9a5b9eff49111acf4fddbcc0301480e359de6"),
+                                                  y: octets("dc809c49652aeb6d63329abf5a52155c766345c28fed3024741c8ed01589d28b"))!
+
+    /// A coordinate written in the source as 64 hex digits.
+    private static func octets(_ hex: String) -> Octets256 {
+        let bytes = Array(hex.utf8).withUnsafeBufferPointer { HexText.bytes($0, byteCount: Octets256.count) }
+        return Octets256(mostSignificantFirst: bytes!)!
+    }
 }
 
 /// A P-256 key pair held by libcrypto (the private scalar never leaves it), for one

@@ -15,8 +15,12 @@ public struct EnrolmentAdvertisement: Hashable, Sendable {
 
     public let advertisingData: [UInt8]
     public let scanResponseData: [UInt8]
+    /// The static random address bring-up set, to advertise from (and pair from); nil:
+    /// the controller's public address (docs/pairing.md, "The gateway's address").
+    public let randomAddress: BluetoothAddress?
 
-    public init(name: String) {
+    public init(name: String, randomAddress: BluetoothAddress? = nil) {
+        self.randomAddress = randomAddress
         let maximum = LESetAdvertisingDataCommand.maximumLength
         var data: [UInt8] = [0x02, 0x01, 0x06]
         data += [0x03, 0x19, UInt8(Self.appearance & 0xFF), UInt8(Self.appearance >> 8)]
@@ -47,10 +51,12 @@ public struct EnrolmentAdvertisement: Hashable, Sendable {
     }
 
     /// The commands, in order, that put it on air with `family`'s commands, from the
-    /// controller's public address (the address the phone pairs with).
+    /// address the phone pairs with: the public one, or the static random one bring-up set
+    /// (the legacy commands do not set it again: a controller refuses that while it scans).
     public func startCommands(family: CommandFamily) -> [(HCIPacket, Opcode)] {
         ConnectableAdvertising(advertisingData: advertisingData, scanResponseData: scanResponseData,
-                               intervalUnits: Self.intervalUnits).startCommands(family: family)
+                               intervalUnits: Self.intervalUnits, randomAddress: randomAddress,
+                               randomAddressIsSet: true).startCommands(family: family)
     }
 
     /// Advertising off (the controller also stops it by itself when a central connects).

@@ -8,8 +8,8 @@ public enum EnrolmentOutcome: Hashable, Sendable {
     case pairedWithoutIdentity(PairingMethod)
     /// The pairing that started failed.
     case failed(PairingFailure)
-    /// The window ran out with nobody paired.
-    case windowEnded
+    /// The window ran out with nobody paired; how the last phone turned away failed, if one did.
+    case windowEnded(lastFailure: PairingFailure?)
     /// The window was closed before its end, for this reason (in words).
     case ended(String)
 
@@ -18,7 +18,8 @@ public enum EnrolmentOutcome: Hashable, Sendable {
         switch self {
         case .enrolled: "enrolled"
         case .pairedWithoutIdentity: "the phone paired but gave no identity key (no IRK received)"
-        case .windowEnded: "the window ended without a phone pairing"
+        case .windowEnded(nil): "the window ended without a phone pairing"
+        case .windowEnded(let failure?): "the window ended without a phone pairing; the last one: " + Self.words(failure)
         case .ended(let reason): reason
         case .failed(let failure): Self.words(failure)
         }
@@ -30,6 +31,13 @@ public enum EnrolmentOutcome: Hashable, Sendable {
             "the phone offered only legacy pairing: it is too old (LE Secure Connections is required)"
         case .refused(.numericValueRejected):
             "the numeric value was not confirmed"
+        case .refused(.debugPublicKey):
+            "refused: the phone used the Bluetooth specification's debug key, with which anyone nearby could read "
+                + "the pairing (a test device or tool, not an ordinary phone)"
+        case .refused(.cannotCompareDigits(let capability)):
+            "refused: the phone cannot compare six digits (it says it has \(capability.words)), and this window "
+                + "pairs only by comparing them; nothing was paired. Enrol from a phone with a screen, or, knowing that "
+                + "then any device in range could enrol in its place, run enroll again with --yes (Just Works)"
         case .refused(let refusal):
             "pairing refused (reason 0x" + String(refusal.reason.rawValue, radix: 16) + ")"
         case .peerFailed(let reason):

@@ -12,30 +12,51 @@ import SecurityManager
 /// `EnrolmentAction`s the driver performs in order (docs/pairing.md).
 ///
 /// One phone at a time: a second central connecting while one is there is disconnected.
-/// A phone that leaves before pairing started frees the window, and advertising resumes.
+/// What an outside device can do does not end the window: a phone that leaves, a central
+/// that sends no Pairing Request within `pairingStartTimeout` (disconnected), a pairing
+/// refused or failed (the phone disconnected, the installer told why) all free it, and
+/// advertising resumes once the link is down. The window ends at a completed pairing, the
+/// installer's "no" to the six digits, its time, or `end` (its client gone, at any moment,
+/// also before it started).
 public struct EnrolmentSession: Sendable {
     public struct Configuration: Sendable {
         public var window: Duration
-        public var ioCapability: IOCapability
+        /// What the installer asked for: every pairing in the window uses it, or is refused.
+        public var method: PairingMethod
         public var localIdentity: PairingResponder.LocalIdentity
         public var advertisement: EnrolmentAdvertisement
         public var smpTimeout: Duration
+        /// How long a central may stay connected without sending a Pairing Request before
+        /// it is disconnected and the window goes on (docs/pairing.md, "Enrolment's window").
+        public var pairingStartTimeout: Duration
 
-        public init(window: Duration = .seconds(120), ioCapability: IOCapability,
+        public init(window: Duration = .seconds(120), method: PairingMethod,
                     localIdentity: PairingResponder.LocalIdentity, advertisement: EnrolmentAdvertisement,
-                    smpTimeout: Duration = .seconds(30)) {
+                    smpTimeout: Duration = .seconds(30), pairingStartTimeout: Duration = .seconds(10)) {
             self.window = window
-            self.ioCapability = ioCapability
+            self.method = method
             self.localIdentity = localIdentity
             self.advertisement = advertisement
             self.smpTimeout = smpTimeout
+            self.pairingStartTimeout = pairingStartTimeout
         }
+    }
+
+    /// The central on the window's one link.
+    struct Phone: Sendable {
+        let handle: UInt16
+        var responder: PairingResponder
+        /// Until when it may take to send its Pairing Request; nil once it did, or once it
+        /// is being let go.
+        var pairingStartDeadline: Instant?
+        /// We asked for the link to close (turned away): advertising resumes when it has.
+        var isLeaving = false
     }
 
     enum State: Sendable {
         case idle
         case advertising
-        case connected(handle: UInt16, PairingResponder)
+        case connected(Phone)
         case finished
     }
 
@@ -43,6 +64,8 @@ public struct EnrolmentSession: Sendable {
     let secrets: @Sendable () -> any PairingSecrets
     var state: State = .idle
     var windowEnds: Instant?
+    /// How the last phone turned away failed: what the window's end reports.
+    var lastFailure: PairingFailure?
 
     public init(configuration: Configuration, secrets: @escaping @Sendable () -> any PairingSecrets = { SystemPairingSecrets() }) {
         self.configuration = configuration
@@ -56,8 +79,8 @@ public struct EnrolmentSession: Sendable {
 
     public var nextDeadline: Instant? {
         guard let windowEnds else { return nil }
-        if case .connected(_, let responder) = state, let deadline = responder.nextDeadline { return min(deadline, windowEnds) }
-        return windowEnds
+        guard case .connected(let phone) = state else { return windowEnds }
+        return [phone.responder.nextDeadline, phone.pairingStartDeadline].compactMap { $0 }.reduce(windowEnds, min)
     }
 
     // MARK: Inputs
@@ -70,18 +93,19 @@ public struct EnrolmentSession: Sendable {
         return [.delegatePairing(true), .startAdvertising(configuration.advertisement)]
     }
 
-    /// LE Connection Complete in the peripheral role. `local` is the address the phone
-    /// connected to (ours, as f5 and f6 take it).
-    public mutating func peripheralConnected(_ complete: LEConnectionComplete, local: AddressWithType, now: Instant) -> [EnrolmentAction] {
+    /// LE Connection Complete in the peripheral role. The phone connected to the address
+    /// the window advertises from, our identity address: f5 and f6 take it as ours.
+    public mutating func peripheralConnected(_ complete: LEConnectionComplete, now: Instant) -> [EnrolmentAction] {
         switch state {
         case .advertising:
             var responder = PairingResponder(
-                configuration: .init(acceptsPairing: true, ioCapability: configuration.ioCapability,
+                configuration: .init(acceptsPairing: true, method: configuration.method,
                                      localIdentity: configuration.localIdentity, timeout: configuration.smpTimeout),
-                initiatorAddress: Self.overTheAir(complete), responderAddress: local, secrets: secrets())
+                initiatorAddress: Self.overTheAir(complete), responderAddress: configuration.localIdentity.address,
+                secrets: secrets())
             let handle = complete.connectionHandle
             let request = responder.requestSecurity(now: now)
-            state = .connected(handle: handle, responder)
+            state = .connected(Phone(handle: handle, responder: responder, pairingStartDeadline: now + configuration.pairingStartTimeout))
             return [.connected(handle: handle, peer: Self.overTheAir(complete))] + perform(request, handle: handle, now: now)
         case .connected, .idle, .finished:
             return [.disconnect(complete.connectionHandle)]
@@ -95,10 +119,10 @@ public struct EnrolmentSession: Sendable {
 
     /// LE Long Term Key Request: answered from this connection's pairing, refused otherwise.
     public mutating func longTermKeyRequested(_ request: LELongTermKeyRequest, now: Instant) -> [EnrolmentAction] {
-        guard case .connected(let handle, _) = state, handle == request.connectionHandle else {
+        guard case .connected(let phone) = state, phone.handle == request.connectionHandle else {
             return [.rejectLongTermKeyRequest(request.connectionHandle)]
         }
-        return withResponder(handle, now: now) {
+        return withResponder(phone.handle, now: now) {
             $0.longTermKeyRequested(random: request.randomNumber, encryptedDiversifier: request.encryptedDiversifier, now: now)
         }
     }
@@ -109,47 +133,51 @@ public struct EnrolmentSession: Sendable {
 
     /// The person's answer to `.compareNumericValue`.
     public mutating func numericComparisonAnswered(matches: Bool, now: Instant) -> [EnrolmentAction] {
-        guard case .connected(let handle, _) = state else { return [] }
-        return withResponder(handle, now: now) { $0.numericComparisonAnswered(matches: matches, now: now) }
+        guard case .connected(let phone) = state else { return [] }
+        return withResponder(phone.handle, now: now) { $0.numericComparisonAnswered(matches: matches, now: now) }
     }
 
-    /// The connection ended (Disconnection Complete or a controller reset).
+    /// The connection ended (Disconnection Complete or a controller reset): a pairing in
+    /// progress failed, and the window is free again.
     public mutating func connectionClosed(handle: UInt16, now: Instant) -> [EnrolmentAction] {
-        guard case .connected(let current, var responder) = state, current == handle else { return [] }
-        let started = responder.isPairing
-        let actions = responder.linkClosed()
-        guard started else {
-            // Left before pairing: the window is free again.
-            state = .advertising
-            return [.startAdvertising(configuration.advertisement)]
-        }
-        state = .connected(handle: handle, responder)
-        return perform(actions, handle: handle, now: now)
+        guard case .connected(var phone) = state, phone.handle == handle else { return [] }
+        let actions = phone.responder.linkClosed()
+        state = .advertising
+        let told = perform(actions, handle: handle, now: now)
+        return isFinished ? told : told + [.startAdvertising(configuration.advertisement)]
     }
 
     /// Ends the window before its time (the installer left, the controller was reset, the
-    /// agent stops): advertising off and the phone's link dropped, as at any end.
+    /// agent stops): advertising off and the phone's link dropped, as at any end. Before
+    /// `start` it ends the window too: a window whose client is already gone never opens.
     public mutating func end(_ reason: String, now: Instant) -> [EnrolmentAction] {
-        guard windowEnds != nil, !isFinished else { return [] }
+        guard !isFinished else { return [] }
         return finish(.ended(reason))
     }
 
     public mutating func timerFired(now: Instant) -> [EnrolmentAction] {
         guard let windowEnds, !isFinished else { return [] }
         if windowEnds <= now {
-            return finish(.windowEnded)
+            return finish(.windowEnded(lastFailure: lastFailure))
         }
-        guard case .connected(let handle, _) = state else { return [] }
-        return withResponder(handle, now: now) { $0.timerFired(now: now) }
+        guard case .connected(var phone) = state else { return [] }
+        if let deadline = phone.pairingStartDeadline, deadline <= now {
+            phone.pairingStartDeadline = nil
+            phone.isLeaving = true
+            state = .connected(phone)
+            return [.turnedAway(.noPairingRequest(configuration.pairingStartTimeout)), .disconnect(phone.handle)]
+        }
+        return withResponder(phone.handle, now: now) { $0.timerFired(now: now) }
     }
 
     // MARK: Steps
 
     private mutating func withResponder(_ handle: UInt16, now: Instant,
                                         _ step: (inout PairingResponder) -> [PairingAction]) -> [EnrolmentAction] {
-        guard case .connected(let current, var responder) = state, current == handle else { return [] }
-        let actions = step(&responder)
-        state = .connected(handle: handle, responder)
+        guard case .connected(var phone) = state, phone.handle == handle else { return [] }
+        let actions = step(&phone.responder)
+        if phone.responder.isPairing { phone.pairingStartDeadline = nil }
+        state = .connected(phone)
         return perform(actions, handle: handle, now: now)
     }
 
@@ -177,21 +205,41 @@ public struct EnrolmentSession: Sendable {
                     .pairedWithoutIdentity(result.method)
                 }
                 out.append(contentsOf: finish(outcome))
+            case .failed(.refused(.numericValueRejected)):
+                // The installer's no: the window ends with it.
+                out.append(contentsOf: finish(.failed(.refused(.numericValueRejected))))
             case .failed(let failure):
-                out.append(contentsOf: finish(.failed(failure)))
+                out.append(contentsOf: turnAway(failure))
             }
         }
         return out
     }
 
+    /// A pairing refused or failed: the installer is told, the phone let go (after what
+    /// the responder last sent), and the window goes on.
+    private mutating func turnAway(_ failure: PairingFailure) -> [EnrolmentAction] {
+        lastFailure = failure
+        var actions: [EnrolmentAction] = [.turnedAway(.pairingFailed(failure))]
+        if case .connected(var phone) = state, !phone.isLeaving {
+            phone.pairingStartDeadline = nil
+            phone.isLeaving = true
+            state = .connected(phone)
+            actions.append(.disconnect(phone.handle))
+        }
+        return actions
+    }
+
     /// Ends the window: advertising off, pairing no longer delegated, the phone's link
     /// dropped (after what the responder last sent), the outcome reported.
     private mutating func finish(_ outcome: EnrolmentOutcome) -> [EnrolmentAction] {
-        var actions: [EnrolmentAction] = [.delegatePairing(false)]
+        var actions: [EnrolmentAction] = []
         switch state {
-        case .advertising: actions.append(.stopAdvertising)
-        case .connected(let handle, _): actions.append(.disconnect(handle))
-        case .idle, .finished: break
+        case .idle: break
+        case .advertising: actions += [.delegatePairing(false), .stopAdvertising]
+        case .connected(let phone):
+            actions.append(.delegatePairing(false))
+            if !phone.isLeaving { actions.append(.disconnect(phone.handle)) }
+        case .finished: return []
         }
         state = .finished
         windowEnds = nil
@@ -223,6 +271,8 @@ public enum EnrolmentAction: Hashable, Sendable {
     case rejectLongTermKeyRequest(UInt16)
     /// Show these six digits and report the person's yes or no.
     case compareNumericValue(UInt32)
+    /// A central let go while the window goes on: tell the installer why.
+    case turnedAway(TurnedAway)
     case disconnect(UInt16)
     case finished(EnrolmentOutcome)
 }

@@ -11,26 +11,31 @@ public struct ConnectableAdvertising: Hashable, Sendable {
     public var intervalUnits: UInt16
     /// A static random address to advertise from (its two top bits set); nil: public.
     public var randomAddress: BluetoothAddress?
+    /// The controller's random address already is `randomAddress` (set at bring-up): the
+    /// legacy commands do not set it again, which a controller refuses while it scans.
+    public var randomAddressIsSet: Bool
 
     public init(advertisingData: [UInt8], scanResponseData: [UInt8] = [], intervalUnits: UInt16,
-                randomAddress: BluetoothAddress? = nil) {
+                randomAddress: BluetoothAddress? = nil, randomAddressIsSet: Bool = false) {
         self.advertisingData = advertisingData
         self.scanResponseData = scanResponseData
         self.intervalUnits = intervalUnits
         self.randomAddress = randomAddress
+        self.randomAddressIsSet = randomAddressIsSet
     }
 
     /// A peripheral mode has the controller to itself: set 0.
     static let advertisingHandle: UInt8 = 0
 
-    /// The commands, in order: legacy (random address →) parameters (ADV_IND) → data →
+    /// The commands, in order: legacy (random address unless set →) parameters (ADV_IND) → data →
     /// scan response → enable; extended: parameters of set 0 with legacy connectable
     /// scannable properties (→ its random address) → data → scan response → enable.
     public func startCommands(family: CommandFamily) -> [(HCIPacket, Opcode)] {
         let ownAddressType: AddressType = randomAddress == nil ? .publicDevice : .randomDevice
         switch family {
         case .legacy:
-            return (randomAddress.map { [(LESetRandomAddressCommand(address: $0).packet, .leSetRandomAddress)] } ?? [])
+            let setsAddress = randomAddressIsSet ? nil : randomAddress
+            return (setsAddress.map { [(LESetRandomAddressCommand(address: $0).packet, .leSetRandomAddress)] } ?? [])
                 + [(LESetAdvertisingParametersCommand(intervalMin: intervalUnits, intervalMax: intervalUnits,
                                                       type: .connectableUndirected, ownAddressType: ownAddressType).packet,
                     .leSetAdvertisingParameters),

@@ -53,12 +53,15 @@ public struct ControllerInfo: Hashable, Sendable {
     public var commandFamily: CommandFamily
     /// The scan timing in use.
     public var scanTiming: ScanTiming?
+    /// The static random address set at bring-up because the controller has no usable
+    /// public address (`HostConfiguration.staticRandomAddress`); nil when none was set.
+    public var staticRandomAddress: BluetoothAddress?
 
     public init(version: LocalVersionInformation? = nil, address: BluetoothAddress = BluetoothAddress(rawValue: 0),
                 lmpFeatures: LMPFeatures = [], leFeatures: LEFeatures = [], supportedCommands: SupportedCommands = .none,
                 leBuffer: ACLBufferInfo = ACLBufferInfo(packetLength: 27, packetCount: 1, isShared: false),
                 supportedStates: LESupportedStates = .assumedWhenUnknown, filterAcceptListSize: Int = 0,
-                commandFamily: CommandFamily = .legacy, scanTiming: ScanTiming? = nil) {
+                commandFamily: CommandFamily = .legacy, scanTiming: ScanTiming? = nil, staticRandomAddress: BluetoothAddress? = nil) {
         self.version = version
         self.address = address
         self.lmpFeatures = lmpFeatures
@@ -69,7 +72,12 @@ public struct ControllerInfo: Hashable, Sendable {
         self.filterAcceptListSize = filterAcceptListSize
         self.commandFamily = commandFamily
         self.scanTiming = scanTiming
+        self.staticRandomAddress = staticRandomAddress
     }
 
     public var manufacturer: UInt16? { version?.manufacturer }
+
+    /// A public address a peer can pair with: not all-zero (no BD_ADDR, or one a firmware
+    /// loader never set) and not all-ones.
+    public var hasPublicAddress: Bool { address.rawValue != 0 && address.rawValue != 0xFFFF_FFFF_FFFF }
 }

@@ -15,13 +15,17 @@ public struct HostConfiguration: Hashable, Sendable {
     public var leEventMask: LEEventMask
     public var ownAddressType: AddressType
     public var reassembly: ExtendedReportReassembler.Limits
+    /// Set as the controller's random address at bring-up when the controller has no
+    /// usable public address (all-zero or absent BD_ADDR): the identity address the
+    /// gateway pairs from (docs/pairing.md, "The gateway's address"). Nil: none is set.
+    public var staticRandomAddress: BluetoothAddress?
 
     public init(scan: ScanSettings = ScanSettings(), commandTimeout: Duration = .seconds(2),
                 probeInterval: Duration = .seconds(10),
                 backoff: [Duration] = [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4)],
                 resetsBeforeReopen: Int = 3, eventMask: EventMask = .gatewayDefault,
                 leEventMask: LEEventMask = .gatewayDefault, ownAddressType: AddressType = .publicDevice,
-                reassembly: ExtendedReportReassembler.Limits = .init()) {
+                reassembly: ExtendedReportReassembler.Limits = .init(), staticRandomAddress: BluetoothAddress? = nil) {
         self.scan = scan
         self.commandTimeout = commandTimeout
         self.probeInterval = probeInterval
@@ -31,6 +35,7 @@ public struct HostConfiguration: Hashable, Sendable {
         self.leEventMask = leEventMask
         self.ownAddressType = ownAddressType
         self.reassembly = reassembly
+        self.staticRandomAddress = staticRandomAddress
     }
 
     /// The wait before recovery attempt `attempt` (1-based).

@@ -17,6 +17,8 @@ struct BringUp {
         case setEventMask
         case leSetEventMask
         case leReadFilterAcceptListSize
+        /// Only without a usable public address, when a static random one is configured.
+        case leSetRandomAddress
 
         var opcode: Opcode {
             switch self {
@@ -32,6 +34,7 @@ struct BringUp {
             case .setEventMask: .setEventMask
             case .leSetEventMask: .leSetEventMask
             case .leReadFilterAcceptListSize: .leReadFilterAcceptListSize
+            case .leSetRandomAddress: .leSetRandomAddress
             }
         }
 
@@ -39,7 +42,7 @@ struct BringUp {
         /// They are also skipped when the controller does not list them.
         var isOptional: Bool {
             switch self {
-            case .readLocalSupportedFeatures, .readBDAddr, .leReadSupportedStates, .leReadFilterAcceptListSize: true
+            case .readLocalSupportedFeatures, .readBDAddr, .leReadSupportedStates, .leReadFilterAcceptListSize, .leSetRandomAddress: true
             default: false
             }
         }
@@ -58,6 +61,7 @@ struct BringUp {
             case .setEventMask: SetEventMaskCommand(mask: configuration.eventMask).packet
             case .leSetEventMask: LESetEventMaskCommand(mask: configuration.leEventMask).packet
             case .leReadFilterAcceptListSize: LEReadFilterAcceptListSizeCommand().packet
+            case .leSetRandomAddress: LESetRandomAddressCommand(address: configuration.staticRandomAddress ?? BluetoothAddress(rawValue: 0)).packet
             }
         }
     }
@@ -66,12 +70,19 @@ struct BringUp {
     var info = ControllerInfo()
     var needsSharedBufferSize = false
     var commandsKnown = false
+    /// What to set as the random address if the controller has no usable public one.
+    let staticRandomAddress: BluetoothAddress?
+
+    init(staticRandomAddress: BluetoothAddress?) {
+        self.staticRandomAddress = staticRandomAddress
+    }
 
     /// The step after the current one, skipping what does not apply.
     func next(after step: Step) -> Step? {
         var candidate = Step(rawValue: step.rawValue + 1)
         while let current = candidate {
             let skip = (current == .readBufferSize && !needsSharedBufferSize)
+                || (current == .leSetRandomAddress && (staticRandomAddress == nil || info.hasPublicAddress))
                 || (current.isOptional && commandsKnown && info.supportedCommands.contains(current.opcode) == false)
             if !skip { return current }
             candidate = Step(rawValue: current.rawValue + 1)
@@ -88,7 +99,7 @@ extension HostController {
         // A reset controller scans again unpaused: whoever paused it hears of the reset
         // (state change) and asks again if it still needs to.
         scanPauseRequested = false
-        phase = .bringUp(BringUp())
+        phase = .bringUp(BringUp(staticRandomAddress: configuration.staticRandomAddress))
         if failedAttempts == 0 { setState(.initializing, into: &actions) }
         actions.append(.log(.bringUpStarted))
         flow.enqueue(BringUp.Step.reset.packet(configuration), opcode: .reset, origin: .host)
@@ -198,6 +209,8 @@ extension HostController {
             bringUp.info.supportedStates = try LESupportedStatesReturn(returnParameters: parameters).states
         case .leReadFilterAcceptListSize:
             bringUp.info.filterAcceptListSize = Int(try FilterAcceptListSize(returnParameters: parameters).size)
+        case .leSetRandomAddress:
+            bringUp.info.staticRandomAddress = bringUp.staticRandomAddress
         case .reset, .setEventMask, .leSetEventMask:
             break
         }

@@ -19,21 +19,25 @@ public final class ControllerSession {
     /// agent's `link.start()`).
     /// - Parameters:
     ///   - capturePath: `--capture FILE`: every packet both ways is written there.
+    ///   - staticRandomAddress: set at bring-up on a controller without a usable public
+    ///     address (`HostConfiguration.staticRandomAddress`).
     ///   - isPermanent: transport errors not worth reopening for; the link gives up on them.
     public convenience init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
+                            staticRandomAddress: BluetoothAddress? = nil,
                             isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
         self.init(loop: loop, spec: spec, transport: try makeTransport(spec, capturePath: capturePath), scan: scan,
-                  isPermanent: isPermanent)
+                  staticRandomAddress: staticRandomAddress, isPermanent: isPermanent)
     }
 
     /// On a transport made elsewhere (a test's controller in memory); `spec` is what the
     /// logs and the read gathering go by.
     public init(loop: EventLoop, spec: TransportSpec, transport: any HCITransport, scan: ScanSettings,
-                isPermanent: @escaping (TransportError) -> Bool) {
+                staticRandomAddress: BluetoothAddress? = nil, isPermanent: @escaping (TransportError) -> Bool) {
         self.loop = loop
         self.spec = spec
         self.transport = transport
-        link = ControllerDriver(loop: loop, transport: transport, configuration: HostConfiguration(scan: scan),
+        link = ControllerDriver(loop: loop, transport: transport,
+                                configuration: HostConfiguration(scan: scan, staticRandomAddress: staticRandomAddress),
                               isPermanent: isPermanent)
     }
 

@@ -10,10 +10,17 @@ public enum PairingRefusal: Hashable, Sendable {
     case encryptionKeyTooShort(UInt8)
     /// The peer claims our out-of-band data; we never give any.
     case outOfBandRequested
+    /// The window asks for Numeric Comparison and the phone has neither a display with
+    /// yes/no nor a keyboard with a display (Authentication Requirements): it is refused,
+    /// never paired by Just Works instead.
+    case cannotCompareDigits(IOCapability)
     /// A public key off the curve (DHKey Check Failed).
     case invalidPublicKey
     /// The peer sent our own public key back.
     case reflectedPublicKey
+    /// The peer sent the specification's debug public key, whose private key is public:
+    /// anyone listening could derive the link's key (Unspecified Reason).
+    case debugPublicKey
     /// The peer's DHKey check value was wrong.
     case dhKeyCheckMismatch
     /// The person comparing said the six digits differ.
@@ -33,12 +40,12 @@ public enum PairingRefusal: Hashable, Sendable {
     public var reason: PairingFailedReason {
         switch self {
         case .pairingNotAccepted: .pairingNotSupported
-        case .legacyPairing: .authenticationRequirements
+        case .legacyPairing, .cannotCompareDigits: .authenticationRequirements
         case .encryptionKeyTooShort: .encryptionKeySize
         case .outOfBandRequested: .oobNotAvailable
         case .invalidPublicKey, .dhKeyCheckMismatch: .dhKeyCheckFailed
         case .numericValueRejected: .numericComparisonFailed
-        case .reflectedPublicKey, .unexpected, .noKeyPair: .unspecifiedReason
+        case .reflectedPublicKey, .debugPublicKey, .unexpected, .noKeyPair: .unspecifiedReason
         case .invalidParameters: .invalidParameters
         case .unsupported: .commandNotSupported
         case .repeatedAttempt: .repeatedAttempts

@@ -11,6 +11,22 @@ public struct IOCapability: RawRepresentable, Hashable, Sendable {
 
     /// 0x05–0xFF are reserved.
     public var isDefined: Bool { rawValue <= 0x04 }
+
+    /// Numeric Comparison against our DisplayYesNo: a display with yes/no, or a keyboard
+    /// with a display (§2.3.5.1, Table 2.8).
+    public var canCompareDigits: Bool { self == .displayYesNo || self == .keyboardDisplay }
+
+    /// What the phone said it has, in an installer's words.
+    public var words: String {
+        switch self {
+        case .displayOnly: "a display but no yes/no"
+        case .displayYesNo: "a display and yes/no"
+        case .keyboardOnly: "a keyboard but no display"
+        case .noInputNoOutput: "no display and no input"
+        case .keyboardDisplay: "a keyboard and a display"
+        default: "a reserved IO capability 0x" + String(rawValue, radix: 16)
+        }
+    }
 }
 
 /// The AuthReq octet (§3.5.1, Figure 3.3). Bits the specification reserves are kept as

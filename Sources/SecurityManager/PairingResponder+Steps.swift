@@ -81,12 +81,13 @@ extension PairingResponder {
             return [.send(Self.pairingFailed(.pairingNotSupported)), .failed(.refused(.pairingNotAccepted))]
         }
         if let refusal = Self.refusal(of: request) { return refuse(refusal) }
+        // Numeric Comparison needs a display with yes/no or a keyboard on the phone's side
+        // (§2.3.5.1, Table 2.8); a phone without either is refused, never paired by Just
+        // Works in its place. A Just Works window answers NoInputNoOutput, which also keeps
+        // a keyboard-only phone from Passkey Entry.
+        let numeric = configuration.method == .numericComparison
+        if numeric, !request.ioCapability.canCompareDigits { return refuse(.cannotCompareDigits(request.ioCapability)) }
         guard let keyPair = secrets.keyPair() else { return refuse(.noKeyPair) }
-        // Numeric Comparison needs DisplayYesNo on our side and a display with yes/no or a
-        // keyboard on theirs; against a keyboard-only phone DisplayYesNo would mean Passkey
-        // Entry, so anything else gets NoInputNoOutput and Just Works (§2.3.5.1, Table 2.8).
-        let numeric = configuration.ioCapability == .displayYesNo
-            && (request.ioCapability == .displayYesNo || request.ioCapability == .keyboardDisplay)
         var requirements: AuthenticationRequirements = [.bonding, .secureConnections]
         if numeric { requirements.insert(.mitm) }
         // Only identity keys, and only those the initiator offered: in Secure Connections
@@ -96,7 +97,7 @@ extension PairingResponder {
             maximumEncryptionKeySize: 16,
             initiatorKeyDistribution: request.initiatorKeyDistribution.intersection(.identityKey),
             responderKeyDistribution: request.responderKeyDistribution.intersection(.identityKey))
-        let pairing = Pairing(request: request, response: response, method: numeric ? .numericComparison : .justWorks,
+        let pairing = Pairing(request: request, response: response, method: configuration.method,
                               keyPair: keyPair, nonce: secrets.nonce())
         state = .pairing(pairing)
         return send([response.pdu(.pairingResponse)], now: now)
@@ -120,7 +121,9 @@ extension PairingResponder {
         case (.pairingRandom(let peerNonce), .awaitingRandom):
             return randomReceived(peerNonce, &pairing, now: now)
         case (.pairingDHKeyCheck(let check), .awaitingCheck) where !pairing.peerCheckVerified:
-            guard check == pairing.expectedPeerCheck else { return refuse(.dhKeyCheckMismatch) }
+            guard let expected = pairing.expectedPeerCheck, check.equalsInConstantTime(expected) else {
+                return refuse(.dhKeyCheckMismatch)
+            }
             pairing.peerCheckVerified = true
             return sendCheckIfReady(&pairing, now: now)
         case (.identityInformation(let irk), .awaitingIdentityInformation):
@@ -143,6 +146,8 @@ extension PairingResponder {
 
     private mutating func publicKeyReceived(_ octets: ArraySlice<UInt8>, _ pairing: inout Pairing, now: Instant) -> [PairingAction] {
         guard let peerKey = P256PublicKey(smpOctets: octets) else { return refuse(.invalidPublicKey) }
+        // Its private key is published: a pairing with it protects nothing.
+        guard peerKey != .smpDebugKey else { return refuse(.debugPublicKey) }
         // A peer echoing our own key would authenticate against itself.
         guard peerKey.x != pairing.keyPair.publicKey.x else { return refuse(.reflectedPublicKey) }
         guard let dhKey = pairing.keyPair.sharedSecret(with: peerKey) else { return refuse(.invalidPublicKey) }

@@ -17,18 +17,19 @@ public struct PairingResponder: Sendable {
     public struct Configuration: Sendable {
         /// False: every Pairing Request gets Pairing Failed "pairing not supported".
         public var acceptsPairing: Bool
-        /// `.displayYesNo` when someone can compare six digits (Numeric Comparison where
-        /// the phone can too), anything else for Just Works.
-        public var ioCapability: IOCapability
+        /// The association model every pairing must use: Numeric Comparison when someone
+        /// compares six digits (a phone that cannot do it is refused, never paired by Just
+        /// Works instead), Just Works only when that was asked for (docs/pairing.md).
+        public var method: PairingMethod
         /// The identity key we distribute (iOS hands over its own only then).
         public var localIdentity: LocalIdentity
         /// The SMP timer (§3.4).
         public var timeout: Duration
 
-        public init(acceptsPairing: Bool, ioCapability: IOCapability, localIdentity: LocalIdentity,
+        public init(acceptsPairing: Bool, method: PairingMethod, localIdentity: LocalIdentity,
                     timeout: Duration = .seconds(30)) {
             self.acceptsPairing = acceptsPairing
-            self.ioCapability = ioCapability
+            self.method = method
             self.localIdentity = localIdentity
             self.timeout = timeout
         }
@@ -150,7 +151,7 @@ public struct PairingResponder: Sendable {
     public mutating func requestSecurity(now: Instant) -> [PairingAction] {
         guard case .idle = state, configuration.acceptsPairing else { return [] }
         var requirements: AuthenticationRequirements = [.bonding, .secureConnections]
-        if configuration.ioCapability == .displayYesNo { requirements.insert(.mitm) }
+        if configuration.method == .numericComparison { requirements.insert(.mitm) }
         return [.send([SMPCode.securityRequest.rawValue, requirements.rawValue])]
     }
 

@@ -16,9 +16,9 @@ final class EnrolmentSessionTests: XCTestCase {
 
     private func seconds(_ s: Int64) -> Instant { Instant(nanoseconds: s * 1_000_000_000) }
 
-    private func session(window: Duration = .seconds(120)) -> EnrolmentSession {
+    private func session(window: Duration = .seconds(120), method: PairingMethod = .justWorks) -> EnrolmentSession {
         let identity = PairingResponder.LocalIdentity(irk: SecretKey128(Octets128(mostSignificantFirst: Array(1 ... 16))!), address: door)
-        return EnrolmentSession(configuration: .init(window: window, ioCapability: .noInputNoOutput, localIdentity: identity,
+        return EnrolmentSession(configuration: .init(window: window, method: method, localIdentity: identity,
                                                      advertisement: EnrolmentAdvertisement(name: "door-1")))
     }
 
@@ -33,16 +33,15 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.start(now: .zero), [], "one window per session")
         XCTAssertEqual(enrolment.nextDeadline, seconds(5))
         XCTAssertEqual(enrolment.timerFired(now: seconds(4)), [])
-        XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded)])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(5)), [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: nil))])
         XCTAssertTrue(enrolment.isFinished)
         XCTAssertNil(enrolment.nextDeadline)
-        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), local: door, now: seconds(6)), [.disconnect(phone)],
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), now: seconds(6)), [.disconnect(phone)],
                        "a phone after the window is sent away")
     }
 
     func testAWindowEndedEarlyStopsWhatItStartedOnce() {
         var advertising = session()
-        XCTAssertEqual(advertising.end("the agent is stopping", now: .zero), [], "nothing open yet")
         _ = advertising.start(now: .zero)
         XCTAssertEqual(advertising.end("the agent is stopping", now: seconds(1)),
                        [.delegatePairing(false), .stopAdvertising, .finished(.ended("the agent is stopping"))])
@@ -51,7 +50,7 @@ final class EnrolmentSessionTests: XCTestCase {
 
         var connected = session()
         _ = connected.start(now: .zero)
-        _ = connected.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = connected.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(connected.end("the controller was reset during the window", now: seconds(2)),
                        [.delegatePairing(false), .disconnect(phone), .finished(.ended("the controller was reset during the window"))])
         XCTAssertNil(connected.nextDeadline)
@@ -60,59 +59,122 @@ final class EnrolmentSessionTests: XCTestCase {
     func testAConnectedPhoneIsAskedToPairAndALegacyOneRefused() {
         var enrolment = session()
         _ = enrolment.start(now: .zero)
-        let connected = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        let connected = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(connected, [
             .connected(handle: phone, peer: AddressWithType(BluetoothAddress(rawValue: 0xC1_22_33_44_55_66), isRandom: true)),
             // Security Request: bonding and Secure Connections, no MITM (Just Works).
             .sendSecurityManager(handle: phone, pdu: [0x0B, 0x09]),
         ])
         // Another central while the phone is there is sent away; the phone stays.
-        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0042), local: door, now: seconds(2)), [.disconnect(0x0042)])
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0042), now: seconds(2)), [.disconnect(0x0042)])
         XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: phone), now: seconds(2)),
                        [.rejectLongTermKeyRequest(phone)], "no key before a pairing")
         XCTAssertEqual(enrolment.longTermKeyRequested(LELongTermKeyRequest(connectionHandle: 0x0042), now: seconds(2)),
                        [.rejectLongTermKeyRequest(0x0042)])
 
+        // Refused, and let go; the window goes on.
         let refused = enrolment.securityManagerPDU(legacyRequest, handle: phone, now: seconds(3))
         XCTAssertEqual(refused, [
             .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
-            .delegatePairing(false), .disconnect(phone), .finished(.failed(.refused(.legacyPairing))),
+            .turnedAway(.pairingFailed(.refused(.legacyPairing))), .disconnect(phone),
         ])
-        XCTAssertTrue(EnrolmentOutcome.failed(.refused(.legacyPairing)).message.contains("too old"))
-        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)), [], "the window is over")
+        XCTAssertTrue(TurnedAway.pairingFailed(.refused(.legacyPairing)).message.contains("too old"))
+        XCTAssertFalse(enrolment.isFinished)
+        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(4)),
+                       [.sendSecurityManager(handle: phone, pdu: [0x05, 0x09])], "one pairing per link: Repeated Attempts")
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(4)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertEqual(enrolment.nextDeadline, seconds(120), "the window keeps its end")
+        // At its end, the window says how the last phone failed.
+        let ended = enrolment.timerFired(now: seconds(120))
+        XCTAssertEqual(ended, [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: .refused(.legacyPairing)))])
+        XCTAssertTrue(EnrolmentOutcome.windowEnded(lastFailure: .refused(.legacyPairing)).message.contains("too old"))
         XCTAssertEqual(enrolment.timerFired(now: seconds(500)), [])
+    }
+
+    func testAClientGoneBeforeTheWindowStartedEndsIt() {
+        var enrolment = session()
+        XCTAssertEqual(enrolment.end("the enroll command left before the window ended", now: .zero),
+                       [.finished(.ended("the enroll command left before the window ended"))], "nothing started, nothing to stop")
+        XCTAssertTrue(enrolment.isFinished)
+        XCTAssertEqual(enrolment.start(now: .zero), [], "a window whose client is gone never opens")
+        XCTAssertNil(enrolment.nextDeadline)
+        XCTAssertEqual(enrolment.peripheralConnected(connection(phone), now: seconds(1)), [.disconnect(phone)])
+        XCTAssertEqual(enrolment.end("again", now: seconds(2)), [], "ended once")
+    }
+
+    func testACentralThatDoesNotStartPairingIsLetGoAndTheWindowGoesOn() {
+        var enrolment = session(window: .seconds(60))
+        _ = enrolment.start(now: .zero)
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(11), "ten seconds to send a Pairing Request")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(10)), [])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(11)), [.turnedAway(.noPairingRequest(.seconds(10))), .disconnect(phone)])
+        XCTAssertTrue(TurnedAway.noPairingRequest(.seconds(10)).message.contains("did not start pairing within 10 s"))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(60))
+        XCTAssertEqual(enrolment.timerFired(now: seconds(12)), [], "let go once")
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(12)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+
+        // A phone that starts pairing in time keeps its link past that moment.
+        _ = enrolment.peripheralConnected(connection(0x0043), now: seconds(20))
+        _ = enrolment.securityManagerPDU(secureRequest, handle: 0x0043, now: seconds(22))
+        XCTAssertEqual(enrolment.nextDeadline, seconds(52), "only the SMP timer")
+        XCTAssertEqual(enrolment.timerFired(now: seconds(30)), [])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(52)),
+                       [.turnedAway(.pairingFailed(.timedOut)), .disconnect(0x0043)], "a stalled pairing is let go too")
+        XCTAssertFalse(enrolment.isFinished)
+        XCTAssertEqual(enrolment.timerFired(now: seconds(60)),
+                       [.delegatePairing(false), .finished(.windowEnded(lastFailure: .timedOut))], "its link is already going")
+    }
+
+    func testADigitsWindowRefusesAPhoneThatCannotCompareThem() {
+        var enrolment = session(method: .numericComparison)
+        _ = enrolment.start(now: .zero)
+        let connected = enrolment.peripheralConnected(connection(phone), now: seconds(1))
+        // Security Request with MITM: bonding, MITM and Secure Connections.
+        XCTAssertEqual(connected.last, .sendSecurityManager(handle: phone, pdu: [0x0B, 0x0D]))
+        // NoInputNoOutput: refused with Authentication Requirements, never Just Works.
+        XCTAssertEqual(enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2)), [
+            .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
+            .turnedAway(.pairingFailed(.refused(.cannotCompareDigits(.noInputNoOutput)))), .disconnect(phone),
+        ])
+        let words = EnrolmentOutcome.windowEnded(lastFailure: .refused(.cannotCompareDigits(.noInputNoOutput))).message
+        XCTAssertTrue(words.contains("cannot compare six digits"), words)
+        XCTAssertTrue(words.contains("no display and no input"), words)
+        XCTAssertTrue(words.contains("--yes"), words)
     }
 
     func testAPhoneLeavingBeforePairingFreesTheWindow() {
         var enrolment = session(window: .seconds(60))
         _ = enrolment.start(now: .zero)
-        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         XCTAssertEqual(enrolment.connectionClosed(handle: 0x0099, now: seconds(2)), [], "not the phone's link")
         XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(2)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
         XCTAssertFalse(enrolment.isFinished)
         XCTAssertEqual(enrolment.nextDeadline, seconds(60), "the window keeps its end")
         // The next phone is taken.
-        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), local: door, now: seconds(3)).count, 2)
-        XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded)])
+        XCTAssertEqual(enrolment.peripheralConnected(connection(0x0043), now: seconds(3)).count, 2)
+        XCTAssertEqual(enrolment.timerFired(now: seconds(60)), [.delegatePairing(false), .disconnect(0x0043), .finished(.windowEnded(lastFailure: nil))])
     }
 
-    func testAStartedPairingEndsWithTheLinkOrTheSMPTimeout() throws {
+    func testAStartedPairingThatTimesOutOrLosesItsLinkFreesTheWindow() throws {
         var enrolment = session()
         _ = enrolment.start(now: .zero)
-        _ = enrolment.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = enrolment.peripheralConnected(connection(phone), now: seconds(1))
         let response = enrolment.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
         guard case .sendSecurityManager(_, let pdu)? = response.first else { return XCTFail("\(response)") }
         XCTAssertEqual(pdu.first, 0x02, "Pairing Response")
         XCTAssertEqual(enrolment.nextDeadline, seconds(32), "the SMP timer, before the window's end")
-        XCTAssertEqual(enrolment.timerFired(now: seconds(32)), [.delegatePairing(false), .disconnect(phone), .finished(.failed(.timedOut))])
+        XCTAssertEqual(enrolment.timerFired(now: seconds(32)), [.turnedAway(.pairingFailed(.timedOut)), .disconnect(phone)])
+        XCTAssertEqual(enrolment.connectionClosed(handle: phone, now: seconds(33)), [.startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
 
         var leaving = session()
         _ = leaving.start(now: .zero)
-        _ = leaving.peripheralConnected(connection(phone), local: door, now: seconds(1))
+        _ = leaving.peripheralConnected(connection(phone), now: seconds(1))
         _ = leaving.securityManagerPDU(secureRequest, handle: phone, now: seconds(2))
         XCTAssertEqual(leaving.connectionClosed(handle: phone, now: seconds(3)),
-                       [.delegatePairing(false), .disconnect(phone), .finished(.failed(.linkClosed))])
-        XCTAssertTrue(EnrolmentOutcome.failed(.linkClosed).message.contains("no IRK"))
+                       [.turnedAway(.pairingFailed(.linkClosed)), .startAdvertising(EnrolmentAdvertisement(name: "door-1"))])
+        XCTAssertEqual(leaving.nextDeadline, seconds(120))
+        XCTAssertTrue(TurnedAway.pairingFailed(.linkClosed).message.contains("no IRK"))
     }
 
     func testAdvertisingDataHoldsNameAppearanceAndHeartRate() {

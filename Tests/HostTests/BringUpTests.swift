@@ -57,6 +57,52 @@ final class BringUpTests: XCTestCase {
                        LESetExtendedScanEnableCommand(enable: true, filterDuplicates: 0, duration: 0, period: 0))
     }
 
+    func testAStaticRandomAddressIsSetBeforeScanningOnlyWithoutAPublicAddress() throws {
+        let identity = BluetoothAddress("C7:11:22:33:44:55")!
+        var configuration = HostConfiguration()
+        configuration.staticRandomAddress = identity
+
+        // No BD_ADDR (all zero, as Bumble's plain controller or a Pi whose firmware loader
+        // set none): the address is set during bring-up, while the controller does not scan.
+        var withoutAddress = FakeController.bumble()
+        withoutAddress.address = BluetoothAddress(rawValue: 0)
+        var harness = HostHarness(controller: withoutAddress, configuration: configuration)
+        harness.open()
+        XCTAssertEqual(harness.sentOpcodes, Array(expectedLegacySequence.dropLast(2)) + [.leSetRandomAddress, .leSetScanParameters, .leSetScanEnable])
+        XCTAssertEqual(harness.controller.randomAddress, identity)
+        let info = try XCTUnwrap(harness.host.controllerInfo)
+        XCTAssertFalse(info.hasPublicAddress)
+        XCTAssertEqual(info.staticRandomAddress, identity)
+
+        // An all-ones BD_ADDR is no usable address either.
+        var allOnes = FakeController.bumble()
+        allOnes.address = BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF)
+        var onesHarness = HostHarness(controller: allOnes, configuration: configuration)
+        onesHarness.open()
+        XCTAssertEqual(onesHarness.host.controllerInfo?.staticRandomAddress, identity)
+
+        // A public address: nothing set, the identity is the public one.
+        var publicHarness = HostHarness(controller: .bumble(), configuration: configuration)
+        publicHarness.open()
+        XCTAssertEqual(publicHarness.sentOpcodes, expectedLegacySequence)
+        XCTAssertNil(publicHarness.host.controllerInfo?.staticRandomAddress)
+        XCTAssertEqual(publicHarness.host.controllerInfo?.hasPublicAddress, true)
+
+        // Nothing configured: nothing set.
+        var unconfigured = HostHarness(controller: withoutAddress)
+        unconfigured.open()
+        XCTAssertEqual(unconfigured.sentOpcodes, expectedLegacySequence)
+        XCTAssertNil(unconfigured.host.controllerInfo?.staticRandomAddress)
+
+        // A controller that refuses it still comes up, without one (enrolment then says so).
+        var refusing = withoutAddress
+        refusing.failingOpcodes[.leSetRandomAddress] = .commandDisallowed
+        var refusedHarness = HostHarness(controller: refusing, configuration: configuration)
+        refusedHarness.open()
+        XCTAssertTrue(refusedHarness.controller.isScanning)
+        XCTAssertNil(refusedHarness.host.controllerInfo?.staticRandomAddress)
+    }
+
     func testFamilyNeedsBothFeatureAndCommands() {
         let all = FakeController.commands(FakeController.legacyCommandSet + FakeController.extendedCommandSet)
         let legacyOnly = FakeController.commands(FakeController.legacyCommandSet)

@@ -15,6 +15,8 @@ struct FakeController {
     var states = LESupportedStates(rawValue: 0x0000_01FF_FFFF_FFFF)
     var filterAcceptListSize: UInt8 = 16
     var address = BluetoothAddress("00:1A:7D:DA:71:13")!
+    /// The last LE Set Random Address.
+    private(set) var randomAddress: BluetoothAddress?
     var version = LocalVersionInformation(hciVersion: 0x0B, hciRevision: 1, lmpVersion: 0x0B, manufacturer: 0x0059, lmpSubversion: 2)
 
     /// Opcodes never answered (as Bumble does for commands it has no handler for).
@@ -127,6 +129,13 @@ struct FakeController {
             return complete(ConnectionRSSI(connectionHandle: handle, rssi: -60).encoded)
         case .leSetScanParameters, .leSetExtendedScanParameters:
             return complete([isScanning ? HCIStatus.commandDisallowed.rawValue : 0])
+        case .leSetRandomAddress:
+            // Core 5.x controllers refuse a new random address while they scan.
+            guard !isScanning, let command = try? LESetRandomAddressCommand(parameters: parameters) else {
+                return complete([HCIStatus.commandDisallowed.rawValue])
+            }
+            randomAddress = command.address
+            return complete([0])
         case .leSetScanEnable:
             isScanning = (try? LESetScanEnableCommand(parameters: parameters).enable) ?? false
             return complete([0])

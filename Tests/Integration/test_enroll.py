@@ -11,6 +11,7 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import pty
@@ -19,6 +20,7 @@ import select
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -209,6 +211,16 @@ def test_a_refused_read_makes_the_phone_pair_and_the_read_succeeds_encrypted(gat
         enroll.kill()
 
 
+def enrol_the_phone(world, enroll) -> dict:
+    """The phone pairs with the open window (Just Works) and keeps its link until the
+    gateway drops it, so every key arrives; the command exits 0. Its JSON line."""
+    connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+    world.call(world.wait_disconnected(connection, 30), timeout=40)
+    code, stdout = enroll.finish()
+    assert code == 0, enroll.stderr()
+    return json.loads(stdout)
+
+
 def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world, config):
     enroll = Enrolment(gateway_bin, config, "--person", "u_1013", "--yes", "--json", "--seconds", "60")
     try:
@@ -217,33 +229,45 @@ def test_a_phone_that_leaves_before_pairing_frees_the_window(gateway_bin, world,
         connection, _ = connect_and_be_refused(world)
         world.call(world.disconnect(connection))
         # The window is free again: the gateway advertises, and the next phone enrols.
-        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
-        world.call(world.wait_disconnected(connection, 30), timeout=40)
-        code, stdout = enroll.finish()
-        assert code == 0, enroll.stderr()
-        assert json.loads(stdout)["person"]["id"] == "u_1013"
+        assert enrol_the_phone(world, enroll)["person"]["id"] == "u_1013"
     finally:
         enroll.kill()
 
 
-def test_a_legacy_only_phone_is_refused(gateway_bin, world, config):
-    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--seconds", "60")
+def test_a_legacy_only_phone_is_refused_and_the_window_goes_on(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1010", "--yes", "--json", "--seconds", "60")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
         with pytest.raises(ProtocolError) as refused:
             world.call(world.pair(GATEWAY_ID, secure_connections=False), timeout=60)
         # SMP Pairing Failed, reason 0x03 Authentication Requirements.
         assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
-        code, stdout = enroll.finish()
-        assert code == 1
-        assert stdout == ""
-        assert "too old" in enroll.stderr()
+        wait_until(lambda: "too old" in enroll.stderr() and "the window stays open" in enroll.stderr(), 10,
+                   "the installer told why, and that the window stays open")
+        # A refused request does not end the window: the next phone enrols in it.
+        tags = enrol_the_phone(world, enroll)["person"]["tags"]
+        assert tags == [{"id": "phone-u_1010", "irk": world.phone.irk[::-1].hex()}]
+    finally:
+        enroll.kill()
+
+
+def test_an_idle_central_is_let_go_and_a_phone_pairs_in_the_same_window(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1017", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        # A central that connects and never starts pairing (Bumble ignores the Security Request).
+        connected = time.monotonic()
+        idle = world.call(world.connect(GATEWAY_ID))
+        world.call(world.wait_disconnected(idle, 20), timeout=25)
+        assert time.monotonic() - connected >= 9, "let go after the pairing-start time (10 s), not at once"
+        wait_until(lambda: "did not start pairing within 10 s" in enroll.stderr(), 10, "the installer told")
+        assert enrol_the_phone(world, enroll)["person"]["id"] == "u_1017"
     finally:
         enroll.kill()
 
 
 def test_a_window_with_nobody_ends_with_exit_1(gateway_bin, world, config):
-    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--seconds", "2")
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1011", "--yes", "--seconds", "2")
     try:
         wait_until(enroll.is_open, 30, "the enrolment window to open")
         code, stdout = enroll.finish()
@@ -284,6 +308,46 @@ def compare_six_digits(world, enroll: TerminalEnrolment, confirmed: bool) -> Non
         assert code == 1
         assert stdout == ""
         assert "not confirmed" in enroll.screen
+
+
+def refuse_a_phone_that_cannot_compare(world, enroll: TerminalEnrolment) -> None:
+    """A phone with no display and no input (NoInputNoOutput) tries to pair with a window
+    opened for the six digits: refused with SMP reason 0x03, never paired by Just Works;
+    the command says why and what to do, and at the window's end exits 1 having printed
+    nothing on standard output."""
+    wait_until(enroll.shows("compare the six digits"), 30, "the enrolment window to open")
+    with pytest.raises(ProtocolError) as refused:
+        world.call(world.pair(GATEWAY_ID, secure_connections=True, compares=False), timeout=60)
+    # SMP Pairing Failed, reason 0x03 Authentication Requirements.
+    assert refused.value.error_namespace == "smp" and refused.value.error_code == 0x03, refused.value
+    code, stdout = enroll.finish()
+    assert code == 1, enroll.screen
+    assert stdout == ""
+    assert "window ended without a phone pairing; the last one: refused: the phone cannot compare six digits" in enroll.screen
+    assert "--yes" in enroll.screen, enroll.screen
+    assert world.shown_numbers == [], "no digits were ever shown on the phone"
+
+
+def test_a_phone_that_cannot_compare_is_refused_in_a_digits_window(gateway_bin, world, config):
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "15")
+    try:
+        refuse_a_phone_that_cannot_compare(world, enroll)
+    finally:
+        enroll.kill()
+
+
+def test_without_a_terminal_and_without_yes_the_command_refuses(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1016", "--json", "--seconds", "60")
+    try:
+        code, stdout = enroll.finish()
+        assert code == 2, enroll.stderr()
+        assert stdout == ""
+        words = enroll.stderr()
+        assert "no terminal to compare the six digits" in words and "--yes" in words, words
+        assert "open for" not in words, "no window opened"
+        assert not world.gateway_controller.le_legacy_advertiser.enabled, "nothing advertised"
+    finally:
+        enroll.kill()
 
 
 @pytest.mark.parametrize("confirmed", [True, False], ids=["confirmed", "refused"])
@@ -328,5 +392,54 @@ def test_the_printed_person_is_checked_in_from_the_phones_rotating_addresses(gat
             agent.wait_log(checkout, f"u_1009 checked out once the phone is gone (visit {visit})", count=visit)
         assert addresses[0] != addresses[1]
         assert all(address.is_resolvable for address in addresses)
+    finally:
+        agent.stop()
+
+
+@pytest.fixture
+def plain_world():
+    enrolment_world = EnrolmentWorld(plain=True)
+    yield enrolment_world
+    enrolment_world.close()
+
+
+def gateway_static_address(site: str, gateway_id: str) -> Address:
+    """The static random address docs/pairing.md describes for a gateway without a public
+    address: SHA-256 of the label, the site, a zero byte and the id; its first six bytes
+    with the two top bits set."""
+    digest = hashlib.sha256(b"BGW-ENROLMENT-ADDRESS-v1" + site.encode() + b"\0" + gateway_id.encode()).digest()
+    raw = bytearray(digest[:6])
+    raw[0] |= 0xC0
+    return Address(":".join(f"{byte:02X}" for byte in raw), Address.RANDOM_DEVICE_ADDRESS)
+
+
+def test_a_controller_without_a_public_address_pairs_from_its_static_random_address(gateway_bin, plain_world, tmp_path):
+    world = plain_world
+    assert world.gateway_controller.public_address == Address("00:00:00:00:00:00")
+    config = tmp_path / "gateway.toml"
+    config.write_text(config_text(world.transport, str(tmp_path / "state")))
+    expected = gateway_static_address("S_TEST", GATEWAY_ID)
+    for window in (1, 2):
+        enroll = Enrolment(gateway_bin, config, "--person", "u_1018", "--yes", "--json", "--seconds", "60")
+        try:
+            wait_until(enroll.is_open, 30, f"the enrolment window to open (window {window})")
+            # The window advertises from the gateway's static random address, the same each time.
+            assert world.call(world.find_enrolment(GATEWAY_ID, 30)) == expected
+            assert world.gateway_controller.random_address == expected
+            result = enrol_the_phone(world, enroll)
+        finally:
+            enroll.kill()
+        assert result["person"]["tags"] == [{"id": "phone-u_1018", "irk": world.phone.irk[::-1].hex()}]
+        assert result["pairing"] == "just-works"
+
+    # The enrolled phone is that person's tag: the agent, on the same controller, checks it in.
+    config.write_text(config.read_text() + f'\n[[person]]\nid = "u_1018"\n[[person.tag]]\nid = "phone-u_1018"\n'
+                      f'irk = "{world.phone.irk[::-1].hex()}"\n')
+    config.chmod(0o600)
+    agent = AgentProcess(gateway_bin, config)
+    try:
+        agent.wait_log(r"controller up", "the agent's controller")
+        world.call(world.advertise_from_new_rpa())
+        agent.wait_log(r" checkin .*\bperson(?:_id)?=u_1018\b", "u_1018 checked in from the phone's RPA")
     finally:
         agent.stop()

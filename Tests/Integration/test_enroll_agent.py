@@ -12,7 +12,9 @@ Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or 
 from __future__ import annotations
 
 import json
+import re
 import signal
+import socket
 import time
 
 import pytest
@@ -20,7 +22,9 @@ import pytest
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
 from conftest import wait_until
-from test_enroll import GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, world  # noqa: F401 (world: the fixture)
+from test_enroll import (  # noqa: F401 (world, plain_world: the fixtures)
+    GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, enrol_the_phone, gateway_static_address,
+    plain_world, refuse_a_phone_that_cannot_compare, world)
 
 # What the window may add to a badge's checkin or checkout at most (SPEC §15: the door
 # keeps deciding); the rest of each latency is the door's own presence timing.
@@ -122,7 +126,7 @@ def test_the_running_agent_enrols_a_phone_while_the_door_goes_on(gateway_bin, wo
         assert result["person"] == {"id": "u_1009", "tags": [{"id": "phone-u_1009", "irk": irk}]}
         assert result["pairing"] == "just-works"
         assert "the door keeps scanning" in enroll.stderr()
-        agent.wait_log(r"phone enrolled person=u_1009 ", "the enrolment in the journal")
+        agent.wait_log(r"phone enrolled person=u_1009 .*pairing=just-works.*irk_received=yes", "the enrolment in the journal")
         agent.wait_log(r"door beacon resumed after the enrolment window", "the beacon resumed")
         agent.wait_log(r"advertising as the door beacon", "the door beacon on air again", count=2)
         assert irk not in agent.log() and world.phone.irk.hex() not in agent.log(), "the IRK is never logged"
@@ -150,6 +154,37 @@ def test_numeric_comparison_through_the_agent(gateway_bin, world, tmp_path, runt
         compare_six_digits(world, enroll, confirmed)
         if not confirmed:
             agent.wait_log(r"enrolment window ended person=u_1012 outcome=.*not confirmed", "the refusal in the journal")
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_the_agent_refuses_a_phone_that_cannot_compare_in_a_digits_window(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world)
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = TerminalEnrolment(gateway_bin, config, "--person", "u_1015", "--json", "--seconds", "15",
+                               "--socket", str(runtime / "status.sock"))
+    try:
+        refuse_a_phone_that_cannot_compare(world, enroll)
+        agent.wait_log(r"enrolment window open person=u_1015 .*pairing=numeric-comparison",
+                       "the window's method in the journal")
+        agent.wait_log(r"enrolment central turned away person=u_1015 reason=.*cannot compare six digits", "the refusal in the journal")
+        agent.wait_log(r"enrolment window ended person=u_1015 outcome=.*cannot compare six digits", "the window's end in the journal")
+        assert "phone enrolled" not in agent.log()
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_without_a_terminal_and_without_yes_no_window_is_asked_for(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world)
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1016", "--seconds", "60", "--socket", str(runtime / "status.sock"))
+    try:
+        code, stdout = enroll.finish()
+        assert code == 2 and stdout == "", enroll.stderr()
+        assert "no terminal to compare the six digits" in enroll.stderr() and "--yes" in enroll.stderr()
+        assert "enrolment window open" not in agent.log()
     finally:
         enroll.kill()
         agent.stop()
@@ -185,6 +220,32 @@ def test_one_window_at_a_time_and_a_command_that_leaves_ends_it(gateway_bin, wor
         agent.stop()
 
 
+def test_a_request_then_close_never_leaves_a_window_open(gateway_bin, world, tmp_path, runtime):
+    config = door_config(tmp_path, world, DOOR_BEACON)
+    agent = start_agent(gateway_bin, config, runtime)
+    try:
+        agent.wait_log(r"advertising as the door beacon", "the door beacon on air")
+        # The client asks for an hour-long window and is gone at once, 100 times, each
+        # once the agent has dealt with the one before (the status socket turns away
+        # clients beyond its connection limit, which is not what this test is about).
+        for attempt in range(100):
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+                client.connect(str(runtime / "status.sock"))
+                client.sendall(f"enroll u_gone{attempt} phone-u_gone{attempt} 3600 just-works\n".encode())
+            agent.wait_log(rf"enrolment window ended person=u_gone{attempt} outcome=.*left", f"window {attempt} ended", timeout=10)
+        assert agent.count("enrolment window open person=u_gone") == 100
+        log = agent.log()
+        assert log.count("door beacon paused for the enrolment window") == log.count("door beacon resumed after the enrolment window")
+        # No window is left open: the next one opens (and runs out).
+        enroll = Enrolment(gateway_bin, config, "--person", "u_next", "--yes", "--seconds", "1",
+                           "--socket", str(runtime / "status.sock"))
+        code, _ = enroll.finish()
+        assert code == 1 and "window ended without a phone pairing" in enroll.stderr(), enroll.stderr()
+        enroll.kill()
+    finally:
+        agent.stop()
+
+
 def test_persistent_connects_pause_on_a_controller_that_cannot_do_both(gateway_bin, world, tmp_path, runtime):
     # Every state combination but "connectable advertising and initiating" (bit 32).
     states = int.from_bytes(world.gateway_controller.le_states, "little") & ~(1 << 32)
@@ -205,6 +266,30 @@ def test_persistent_connects_pause_on_a_controller_that_cannot_do_both(gateway_b
         assert code == 0, enroll.stderr()
         assert json.loads(stdout)["person"]["tags"][0]["irk"] == world.phone.irk[::-1].hex()
         agent.wait_log(r"persistent-connect initiation resumed", "initiation resumed after the window")
+    finally:
+        enroll.kill()
+        agent.stop()
+
+
+def test_the_agent_on_a_controller_without_a_public_address_enrols_from_its_static_random_address(
+        gateway_bin, plain_world, tmp_path, runtime):
+    world = plain_world
+    config = door_config(tmp_path, world, BADGE_PERSON.format(address=BADGE_ADDRESS))
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1019", "--yes", "--json", "--seconds", "60",
+                       "--socket", str(runtime / "status.sock"))
+    try:
+        # Set at bring-up, before scanning: the door scans during the window.
+        assert world.gateway_controller.random_address == gateway_static_address("S_TEST", GATEWAY_ID)
+        wait_until(enroll.is_open, 30, "the agent's enrolment window to open")
+        assert world.call(world.find_enrolment(GATEWAY_ID, 30)) == gateway_static_address("S_TEST", GATEWAY_ID)
+        assert world.gateway_controller.le_scan_enable, "the door keeps scanning during the window"
+        result = enrol_the_phone(world, enroll)
+        assert result["person"]["tags"] == [{"id": "phone-u_1019", "irk": world.phone.irk[::-1].hex()}]
+        agent.wait_log(r"phone enrolled person=u_1019 ", "the enrolment in the journal")
+        # The door goes on: the badge checks in after the window.
+        world.call(world.badge_arrives())
+        agent.wait_log(CHECKIN, "the badge checked in")
     finally:
         enroll.kill()
         agent.stop()

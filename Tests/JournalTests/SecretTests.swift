@@ -30,6 +30,7 @@ final class SecretTests: XCTestCase {
         XCTAssertFalse(LogRedaction.isSecret(key: "idempotency_key"))
         XCTAssertFalse(LogRedaction.isSecret(key: "key_id"))
         XCTAssertFalse(LogRedaction.isSecret(key: "tag"))
+        XCTAssertFalse(LogRedaction.isSecret(key: "irk_received"), "enrolment's journal line: whether an IRK came")
         XCTAssertTrue(LogRedaction.isSecret(key: "IRK"))
     }
 

@@ -34,10 +34,12 @@ final class PairingResponderTests: XCTestCase {
 
     func testJustWorksWithTheSpecificationSampleKeys() throws {
         // The responder's key pair is the sample data's B: the public key it sends is PKb.
+        // The phone's is not the sample data's A, which is the debug key the responder
+        // refuses (below): it is SHA-256("beacon-gateway sample phone key").
         let keyB = try XCTUnwrap(P256KeyPair(privateKey: Octets256(mostSignificantFirst: hex(
             "55188b3d32f6bb9a900afcfbeed4e72a59cb9ac2f19d7cfb6b4fdd49f47fc5fd"))!))
         let keyA = try XCTUnwrap(P256KeyPair(privateKey: Octets256(mostSignificantFirst: hex(
-            "3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd"))!))
+            "721b61d16a57b0e14b8de65900309e720c09eb483273b9432ea9b67e25559150"))!))
         let nb = Octets128(mostSignificantFirst: hex("a6e8e7cc25a75f6e216583f7ff3dc4cf"))!
         var run = PairingRun(responder: Fixture.responder(secrets: FixedSecrets(pair: keyB, fixedNonce: nb)),
                              phone: ScriptedInitiator(keyPair: keyA, nonce: Octets128(mostSignificantFirst: hex("d5cb8454d177733effffb2ec712baeab"))!))
@@ -48,23 +50,33 @@ final class PairingResponderTests: XCTestCase {
         // (addresses and IO capabilities of the fixture, wire order): a second
         // implementation, so a byte-order mistake shared by responder and scripted phone
         // cannot hide.
-        XCTAssertEqual(sent[1], [0x03] + hex("6bab385318d9cea1ba9fc6b57775ff3a"))
+        XCTAssertEqual(sent[1], [0x03] + hex("27d8557e23b16ff39b61bf2afac5e7de"))
         run.randoms()
-        XCTAssertEqual(run.phone.dhKeyCheck, [0x0D] + hex("4b5e2cf7618abbc831d7e944cc0d4135"))
-        XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent, [[0x0D] + hex("670181233a169a5e84b4a781e56a5f1c")])
+        XCTAssertEqual(run.phone.dhKeyCheck, [0x0D] + hex("afd6343c1d35cfdb4c444c8f2cc2c6e9"))
+        XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent, [[0x0D] + hex("2422de37d43bf2f94591e582eed47db7")])
         XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now),
-                       [.replyLongTermKey(SecretKey128(Octets128(leastSignificantFirst: hex("a72b1bdf6ec39a9ca1a56d3cf9f8636c"))!))])
+                       [.replyLongTermKey(SecretKey128(Octets128(leastSignificantFirst: hex("e2fd343dba20d1bd6f524339c8af0028"))!))])
 
-        var numeric = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo,
+        var numeric = PairingRun(responder: Fixture.responder(method: .numericComparison,
                                                               secrets: FixedSecrets(pair: keyB, fixedNonce: nb)),
                                  phone: ScriptedInitiator(ioCapability: .displayYesNo, keyPair: keyA, nonce: run.phone.nonce))
         numeric.features()
         numeric.publicKeys()
-        XCTAssertEqual(numeric.randoms().numericValue, 706_570, "g2 of the sample data mod 10^6, as Bumble computes it")
+        XCTAssertEqual(numeric.randoms().numericValue, 691_901, "g2 mod 10^6, as Bumble computes it")
+    }
+
+    func testTheDebugPublicKeyIsRefused() {
+        // The sample data's A (Core Vol 3 Part H §2.3.5.6.1): its private key is published.
+        let debug = Fixture.debugKeyPair
+        XCTAssertEqual(debug.publicKey, P256PublicKey.smpDebugKey)
+        var run = PairingRun(phone: ScriptedInitiator(keyPair: debug))
+        run.features()
+        XCTAssertEqual(run.feed(run.phone.publicKey), [.send([0x05, 0x08]), .armTimer(nil), .failed(.refused(.debugPublicKey))])
+        XCTAssertFalse(run.responder.isPairing)
     }
 
     func testNumericComparisonConfirmedAfterThePhoneCheck() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         // DisplayYesNo and MITM: Numeric Comparison.
         XCTAssertEqual(run.features().sent[0], [0x02, 0x01, 0x00, 0x0D, 0x10, 0x02, 0x02])
         run.publicKeys()
@@ -82,7 +94,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testNumericComparisonConfirmedBeforeThePhoneCheck() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .keyboardDisplay))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .keyboardDisplay))
         run.features()
         run.publicKeys()
         XCTAssertNotNil(run.randoms().numericValue)
@@ -91,7 +103,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testNumericComparisonRejected() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         run.features()
         run.publicKeys()
         run.randoms()
@@ -101,12 +113,32 @@ final class PairingResponderTests: XCTestCase {
         XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now), [.rejectLongTermKeyRequest])
     }
 
-    func testKeyboardOnlyPhoneGetsJustWorksNotPasskeyEntry() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .keyboardOnly))
-        XCTAssertEqual(run.features().sent[0][1], IOCapability.noInputNoOutput.rawValue)
-        run.publicKeys()
-        XCTAssertNil(run.randoms().numericValue)
-        XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent.count, 1)
+    func testAPhoneThatCannotCompareDigitsIsRefusedNotPairedByJustWorks() {
+        for capability in [IOCapability.noInputNoOutput, .displayOnly, .keyboardOnly] {
+            var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: capability))
+            // Authentication Requirements (0x03): the IO capabilities cannot meet what is asked.
+            XCTAssertEqual(run.feed(run.phone.pairingRequest),
+                           [.send([0x05, 0x03]), .failed(.refused(.cannotCompareDigits(capability)))], "\(capability)")
+            XCTAssertFalse(run.responder.isPairing)
+            XCTAssertEqual(run.responder.longTermKeyRequested(random: 0, encryptedDiversifier: 0, now: run.now), [.rejectLongTermKeyRequest])
+            XCTAssertEqual(run.feed(run.phone.publicKey), [], "nothing of a pairing follows")
+        }
+        XCTAssertEqual(PairingRefusal.cannotCompareDigits(.noInputNoOutput).reason, .authenticationRequirements)
+    }
+
+    func testAJustWorksWindowPairsEveryPhoneByJustWorks() {
+        // Asked for knowingly: NoInputNoOutput answered to any phone, so a phone with a
+        // display pairs without digits and a keyboard-only one is not asked for a passkey.
+        for capability in [IOCapability.displayYesNo, .keyboardDisplay, .keyboardOnly, .displayOnly, .noInputNoOutput] {
+            var run = PairingRun(phone: ScriptedInitiator(ioCapability: capability))
+            XCTAssertEqual(run.features().sent[0], [0x02, 0x03, 0x00, 0x09, 0x10, 0x02, 0x02], "\(capability)")
+            run.publicKeys()
+            XCTAssertNil(run.randoms().numericValue)
+            XCTAssertEqual(run.feed(run.phone.dhKeyCheck).sent.count, 1)
+            _ = run.encrypt()
+            _ = run.feed(run.phone.identityInformation)
+            XCTAssertEqual(run.feed(run.phone.identityAddressInformation).result?.method, .justWorks)
+        }
     }
 
     func testNoIdentityKeysOfferedCompletesAtEncryption() {
@@ -311,7 +343,7 @@ final class PairingResponderTests: XCTestCase {
     func testSecurityRequest() {
         var justWorks = Fixture.responder()
         XCTAssertEqual(justWorks.requestSecurity(now: .zero), [.send([0x0B, 0x09])])
-        var numeric = Fixture.responder(ioCapability: .displayYesNo)
+        var numeric = Fixture.responder(method: .numericComparison)
         XCTAssertEqual(numeric.requestSecurity(now: .zero), [.send([0x0B, 0x0D])])
         XCTAssertNil(numeric.nextDeadline, "the SMP timer starts with the Pairing Request (§3.4)")
         var run = PairingRun()
@@ -342,7 +374,7 @@ final class PairingResponderTests: XCTestCase {
     }
 
     func testTimeoutWhileTheNumericValueIsCompared() {
-        var run = PairingRun(responder: Fixture.responder(ioCapability: .displayYesNo), phone: ScriptedInitiator(ioCapability: .displayYesNo))
+        var run = PairingRun(responder: Fixture.responder(method: .numericComparison), phone: ScriptedInitiator(ioCapability: .displayYesNo))
         run.features()
         run.publicKeys()
         run.randoms()

@@ -32,9 +32,12 @@ final class PairingRobustnessTests: XCTestCase {
     private func runCase(seed: UInt64, index: Int) -> String {
         var random = SplitMix64(seed: seed)
         let numeric = random.next() % 2 == 0
-        var run = PairingRun(responder: Fixture.responder(ioCapability: numeric ? .displayYesNo : .noInputNoOutput,
+        // Now and then a phone with the debug key, which never pairs.
+        let debugKey = random.next() % 16 == 0
+        var run = PairingRun(responder: Fixture.responder(method: numeric ? .numericComparison : .justWorks,
                                                           acceptsPairing: random.next() % 16 != 0),
-                             phone: ScriptedInitiator(ioCapability: IOCapability(rawValue: UInt8(random.next() % 5))))
+                             phone: ScriptedInitiator(ioCapability: IOCapability(rawValue: UInt8(random.next() % 5)),
+                                                      keyPair: debugKey ? Fixture.debugKeyPair : P256KeyPair.generate()!))
         // Mostly genuine early on, so the deep states are reached too.
         let hostility = Int(random.next() % (random.next() % 3 == 0 ? 8 : 60))
         var genuineStep = 0
@@ -87,7 +90,9 @@ final class PairingRobustnessTests: XCTestCase {
                actions.contains(where: { if case .replyLongTermKey = $0 { true } else { false } }) {
                 XCTFail("an LTK the phone did not derive, \(context)")
             }
-            if actions.result != nil {
+            if let result = actions.result {
+                XCTAssertEqual(result.method, run.responder.configuration.method, "only the method asked for, \(context)")
+                XCTAssertFalse(debugKey, "a pairing with the debug key, \(context)")
                 XCTAssertFalse(ended || paired, "keys after the pairing ended, \(context)")
                 paired = true
                 ending = "paired"

@@ -115,15 +115,22 @@ enum Fixture {
     static let doorIRK = Octets128(mostSignificantFirst: [0xA1, 0xB2, 0xC3, 0xD4, 0xE5, 0xF6, 0x07, 0x18,
                                                           0x29, 0x3A, 0x4B, 0x5C, 0x6D, 0x7E, 0x8F, 0x90])!
     static let doorIdentity = AddressWithType(BluetoothAddress("C3:44:55:66:77:88")!, isRandom: true)
+    /// The debug key pair of Core Vol 3 Part H §2.3.5.6.1 (its private key is published),
+    /// which the responder refuses.
+    static let debugKeyPair: P256KeyPair = {
+        let text = Array("3f49f6d4a3c55f3874c9b3e3d2103f504aff607beb40b7995899b8a6cd3c1abd".utf8)
+        let octets = text.withUnsafeBufferPointer { HexText.bytes($0, byteCount: 32) }!
+        return P256KeyPair(privateKey: Octets256(mostSignificantFirst: octets)!)!
+    }()
 
-    static func configuration(ioCapability: IOCapability = .noInputNoOutput, acceptsPairing: Bool = true) -> PairingResponder.Configuration {
-        .init(acceptsPairing: acceptsPairing, ioCapability: ioCapability,
+    static func configuration(method: PairingMethod = .justWorks, acceptsPairing: Bool = true) -> PairingResponder.Configuration {
+        .init(acceptsPairing: acceptsPairing, method: method,
               localIdentity: .init(irk: SecretKey128(doorIRK), address: doorIdentity))
     }
 
-    static func responder(ioCapability: IOCapability = .noInputNoOutput, acceptsPairing: Bool = true,
+    static func responder(method: PairingMethod = .justWorks, acceptsPairing: Bool = true,
                            secrets: any PairingSecrets = SystemPairingSecrets()) -> PairingResponder {
-        PairingResponder(configuration: configuration(ioCapability: ioCapability, acceptsPairing: acceptsPairing),
+        PairingResponder(configuration: configuration(method: method, acceptsPairing: acceptsPairing),
                          initiatorAddress: phoneAddress, responderAddress: doorAddress, secrets: secrets)
     }
 }

@@ -67,33 +67,31 @@ final class EnrolmentDriver {
         guard let info = link.host.controllerInfo, link.host.isControllerAnswering else {
             return refuse(stream, "the door's controller is not up (see beacon-gateway status); try again when it scans")
         }
-        guard info.address.rawValue != 0 else {
-            return refuse(stream, "the controller has no public address to pair from")
+        guard let address = EnrolmentAddress.identity(of: info) else {
+            return refuse(stream, "the controller has no public address to pair from, and setting a static random one "
+                + "failed (see the journal)")
         }
         guard info.supportedStates.canAdvertiseConnectableWhileScanning(active: activeScanning) else {
             return refuse(stream, "this controller cannot advertise connectable while it scans (LE Supported States): "
                 + "stop the service and enrol standalone (docs/cli.md)")
         }
         let pausesInitiation = connect != nil && !info.supportedStates.canAdvertiseConnectableWhileInitiating
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
-                                                      address: AddressWithType(info.address, isRandom: false))
         let seconds = Int64(request.seconds)
+        let method: PairingMethod = request.comparesDigits ? .numericComparison : .justWorks
         window = Window(
-            session: EnrolmentSession(configuration: .init(
-                window: .seconds(seconds), ioCapability: request.comparesDigits ? .displayYesNo : .noInputNoOutput,
-                localIdentity: identity, advertisement: EnrolmentAdvertisement(name: gatewayId))),
+            session: EnrolmentSession(configuration: .window(.seconds(seconds), method: method, name: gatewayId, address: address)),
             request: request, stream: stream, family: info.commandFamily, pausedInitiation: pausesInitiation)
         stream.onLine = { [unowned self] line in self.answered(line) }
         stream.onClosed = { [unowned self] in self.end("the enroll command left before the window ended") }
         log.log(.notice, "enrolment window open", [
             "person": request.personId, "seconds": "\(seconds)",
-            "pairing": request.comparesDigits ? PairingMethod.numericComparison.rawValue : PairingMethod.justWorks.rawValue,
+            "pairing": method.rawValue,
         ])
         // The window takes the beacon's advertising set; its stop goes out before the
         // window's advertising (the controller's commands run in order).
         doorBeacon?.setPaused(true)
         if pausesInitiation { connect?.setInitiationPaused(true) }
-        tell(.progress(EnrolmentProgress.windowOpened(seconds: seconds, name: gatewayId, comparesDigits: request.comparesDigits)))
+        tell(.progress(EnrolmentProgress.windowOpened(seconds: seconds, name: gatewayId, method: method)))
         tell(.progress("the door keeps scanning and deciding during the window"
             + (doorBeacon == nil ? "" : "; its beacon pauses") + (pausesInitiation ? "; persistent connects pause" : "")))
         step { $0.start(now: self.link.loop.now) }
@@ -132,8 +130,7 @@ final class EnrolmentDriver {
                 // A central that connected as a window ended: nothing of ours serves it.
                 return dataPath.disconnect(complete.connectionHandle)
             }
-            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
-            step { $0.peripheralConnected(complete, local: local, now: now) }
+            step { $0.peripheralConnected(complete, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):
@@ -191,6 +188,9 @@ final class EnrolmentDriver {
             link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
         case .compareNumericValue(let value):
             tell(.compare(value))
+        case .turnedAway(let why):
+            log.log(.notice, "enrolment central turned away", ["person": current.request.personId, "reason": why.message])
+            tell(.progress(why.message))
         case .disconnect(let handle):
             dataPath.disconnect(handle)
         case .finished(let outcome):
@@ -207,7 +207,8 @@ final class EnrolmentDriver {
         if case .enrolled(let method, let identity) = outcome {
             log.log(.notice, "phone enrolled", [
                 "person": personId, "identity_address": identity.address.description, "pairing": method.rawValue,
-                "irk": identity.irk == nil ? "none" : "received",
+                // Not "irk": a field of that name is masked, whatever its value (LogRedaction).
+                "irk_received": identity.irk == nil ? "no" : "yes",
             ])
             current.stream.send(EnrolmentChannel.line(.enrolled(EnrolmentChannel.Enrolled(
                 pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Config
 import Fleet
 import Journal
+import SecurityManager
 
 /// `beacon-gateway enroll --person ID`: pair once with a person's phone and print the
 /// person with the phone's IRK (SPEC §15, docs/cli.md). With a running agent (its status
@@ -14,10 +15,12 @@ struct EnrollCommand: ParsableCommand {
         discussion: """
         Advertises connectable (name, Heart Rate service) for --seconds; the phone pairs from \
         its Bluetooth settings. With the service running, the agent does it (the door keeps \
-        scanning); otherwise the command opens the configured transport itself. With a terminal and without --yes the six-digit value is shown \
-        to compare (Numeric Comparison); otherwise Just Works. Prints a [[person]] block, or \
-        with --json one line. Exit 0 when a phone was enrolled, 1 when the window ended \
-        without one or pairing failed, 2 on usage or configuration errors.
+        scanning); otherwise the command opens the configured transport itself. Without --yes \
+        the six-digit value is shown on the terminal to compare (Numeric Comparison), a phone \
+        that cannot compare is refused, and without a terminal the command refuses; with \
+        --yes, Just Works (whichever phone pairs first is enrolled). Prints a [[person]] \
+        block, or with --json one line. Exit 0 when a phone was enrolled, 1 when the window \
+        ended without one or pairing failed, 2 on usage or configuration errors.
         """
     )
 
@@ -33,7 +36,7 @@ struct EnrollCommand: ParsableCommand {
     @Flag(name: .long, help: "One JSON line (a roster person) instead of the TOML block.")
     var json = false
 
-    @Flag(name: .long, help: "Just Works: no numeric value to confirm.")
+    @Flag(name: .long, help: "Just Works: no six digits to compare; whichever phone pairs first is enrolled.")
     var yes = false
 
     @Option(name: .long, help: "Configuration file.")
@@ -54,13 +57,22 @@ struct EnrollCommand: ParsableCommand {
         guard EnrolmentChannel.secondsRange.contains(seconds) else { throw ValidationError("--seconds must be 1…3600, got \(seconds)") }
     }
 
+    /// Just Works only when asked for (docs/cli.md, `enroll`).
+    var method: PairingMethod { yes ? .justWorks : .numericComparison }
+
     func run() throws {
-        let compares = !yes && isTerminal(0) && isTerminal(2)
+        guard yes || (isTerminal(0) && isTerminal(2)) else {
+            printError("enroll: no terminal to compare the six digits on (standard input and standard error are not one): "
+                + "run it on a terminal, or add --yes for Just Works, knowing that then whichever phone pairs first "
+                + "in the window is enrolled")
+            throw GatewayExitCode.configurationError
+        }
         let path = socket ?? StatusSocketPath.resolve()
         do {
             let fd = try UnixSocketClient.connectOrThrow(path: path)
             let client = AgentEnrolmentClient(
-                socketFD: fd, request: .init(personId: person, tagId: tagId, seconds: seconds, comparesDigits: compares), json: json)
+                socketFD: fd, request: .init(personId: person, tagId: tagId, seconds: seconds, comparesDigits: method == .numericComparison),
+                json: json)
             guard client.run() else { throw GatewayExitCode.runtimeFailure }
             return
         } catch let failure as UnixSocketClient.Failure {
@@ -81,7 +93,7 @@ struct EnrollCommand: ParsableCommand {
         }
         let configuration = try loadConfiguration(path: config)
         let session = EnrollSession(configuration: configuration, personId: person, tagId: tagId,
-                                    window: .seconds(Int64(seconds)), comparesDigits: compares, json: json)
+                                    window: .seconds(Int64(seconds)), method: method, json: json)
         guard session.run() else { throw GatewayExitCode.runtimeFailure }
     }
 }

@@ -19,7 +19,7 @@ final class EnrollSession {
     private let personId: String
     private let tagId: String
     private let window: Duration
-    private let comparesDigits: Bool
+    private let method: PairingMethod
     private let json: Bool
     private let loop = EventLoop()
     private var link: ControllerDriver!
@@ -36,12 +36,12 @@ final class EnrollSession {
         self.step { $0.timerFired(now: self.loop.now) }
     }
 
-    init(configuration: GatewayConfiguration, personId: String, tagId: String, window: Duration, comparesDigits: Bool, json: Bool) {
+    init(configuration: GatewayConfiguration, personId: String, tagId: String, window: Duration, method: PairingMethod, json: Bool) {
         self.configuration = configuration
         self.personId = personId
         self.tagId = tagId
         self.window = window
-        self.comparesDigits = comparesDigits
+        self.method = method
         self.json = json
     }
 
@@ -51,6 +51,7 @@ final class EnrollSession {
         do {
             controller = try ControllerSession(
                 loop: loop, spec: configuration.bluetooth.transport, scan: configuration.bluetooth.scanSettings(),
+                staticRandomAddress: EnrolmentAddress.staticRandom(site: configuration.gateway.site ?? "", gatewayId: configuration.gateway.id),
                 isPermanent: { error in ScanSession.isPermanent(error, replay: false) })
         } catch {
             printError("enroll: " + error.message)
@@ -105,30 +106,25 @@ final class EnrollSession {
             // The controller was reset under the window: its advertising and the phone's link are gone.
             return stop(failure: "the controller was reset during the window")
         }
-        guard info.address.rawValue != 0 else {
-            return stop(failure: "the controller has no public address to pair from")
+        guard let address = EnrolmentAddress.identity(of: info) else {
+            return stop(failure: "the controller has no public address to pair from, and setting a static random one failed")
         }
         family = info.commandFamily
         // Standalone, nothing here uses reports: scanning off leaves the radio to the
         // advertising and the phone's link, also on controllers whose LE Supported States
         // forbid connectable advertising while scanning (docs/cli.md).
         link.setScanningPaused(true)
-        let identity = PairingResponder.LocalIdentity(irk: SecretKey128(SecureRandom.octets128()),
-                                                      address: AddressWithType(info.address, isRandom: false))
-        let session = EnrolmentSession(configuration: .init(
-            window: window, ioCapability: comparesDigits ? .displayYesNo : .noInputNoOutput, localIdentity: identity,
-            advertisement: EnrolmentAdvertisement(name: configuration.gateway.id)))
+        let session = EnrolmentSession(configuration: .window(window, method: method, name: configuration.gateway.id, address: address))
         enrolment = session
         printError("enroll: " + EnrolmentProgress.windowOpened(seconds: window.components.seconds, name: configuration.gateway.id,
-                                                              comparesDigits: comparesDigits))
+                                                              method: method))
         step { $0.start(now: self.loop.now) }
     }
 
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            let local = AddressWithType(link.host.controllerInfo?.address ?? BluetoothAddress(rawValue: 0), isRandom: false)
-            step { $0.peripheralConnected(complete, local: local, now: now) }
+            step { $0.peripheralConnected(complete, now: now) }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):
@@ -168,6 +164,8 @@ final class EnrollSession {
             link.submit(LELongTermKeyRequestNegativeReplyCommand(connectionHandle: handle), recoverOnTimeout: false) { _, _ in }
         case .compareNumericValue(let value):
             askToCompare(value)
+        case .turnedAway(let why):
+            printError("enroll: " + why.message)
         case .disconnect(let handle):
             droppingHandle = handle
             dataPath.disconnect(handle)
@@ -213,12 +211,12 @@ final class EnrollSession {
     // MARK: Output
 
     private func report(_ outcome: EnrolmentOutcome) -> Bool {
-        guard case .enrolled(let method, let identity) = outcome else {
+        guard case .enrolled(let pairedBy, let identity) = outcome else {
             printError("enroll: " + outcome.message)
             return false
         }
         EnrolledPersonOutput.print(EnrolmentChannel.Enrolled(
-            pairing: method.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
+            pairing: pairedBy.rawValue, identityAddress: identity.address.description, identityAddressIsRandom: identity.isRandom,
             irk: identity.irk.map { HexText.lowercase($0.revealed.mostSignificantFirst) }), personId: personId, tagId: tagId, json: json)
         return true
     }

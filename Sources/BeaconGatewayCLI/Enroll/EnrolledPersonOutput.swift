@@ -1,6 +1,7 @@
 import Fleet
 import JSONText
 import Journal
+import SecurityManager
 
 /// What `enroll` prints for an enrolled phone, the same standalone and through the agent
 /// (SPEC §15): the person as a `[[person]]` block, or with `--json` one line. Progress and
@@ -22,6 +23,9 @@ enum EnrolledPersonOutput {
             if phone.irk != nil {
                 Swift.print("# The IRK below lets anyone who holds it follow this phone: keep it as secret as a key file.")
             }
+            Swift.print("# Paired by " + (phone.pairing == PairingMethod.numericComparison.rawValue
+                ? "numeric-comparison: the installer confirmed the six digits."
+                : "\(phone.pairing): nobody compared digits; make sure this was the phone meant."))
             Swift.print("[[person]]")
             Swift.print("id = \"\(personId)\"")
             Swift.print("[[person.tag]]")

@@ -37,9 +37,7 @@ final class TagSession {
     /// SHA-256("BGW-TAG-ADDRESS-v1" ‖ tag id) with the two top bits set (Core Vol 6 Part B
     /// §1.3.2.1), so the same id always gives the address a door configuration names.
     static func staticAddress(tagId: String) -> BluetoothAddress {
-        let digest = SHA256.hash(Array("BGW-TAG-ADDRESS-v1".utf8) + Array(tagId.utf8))
-        let raw = digest.prefix(6).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-        return BluetoothAddress(rawValue: raw | 0xC000_0000_0000)
+        .staticRandom(derivedFrom: Array("BGW-TAG-ADDRESS-v1".utf8) + Array(tagId.utf8))
     }
 
     /// Flags, then the iBeacon frame when given, else the tag id as the name (shortened to fit).

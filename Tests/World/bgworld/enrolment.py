@@ -98,7 +98,13 @@ def _free_port() -> int:
 
 
 class EnrolmentWorld:
-    def __init__(self) -> None:
+    """With `plain`, the gateway's controller is a plain Bumble `Controller` on a plain
+    `LocalLink`, with no public address (Bumble's default, all zeros): what an outside
+    check of enrolment starts from. The gateway then pairs from its static random address,
+    which is also the address Bumble's link sends its ACL from."""
+
+    def __init__(self, plain: bool = False) -> None:
+        self.plain = plain
         self.port = _free_port()
         self.shown_numbers: list[int] = []
         self.loop = asyncio.new_event_loop()
@@ -114,12 +120,16 @@ class EnrolmentWorld:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
 
     async def _setup(self) -> None:
-        self.link = ConnectionAddressLink()
+        self.link = LocalLink() if self.plain else ConnectionAddressLink()
         self._extra_transports = []
         self._transport = await open_transport(f"tcp-server:127.0.0.1:{self.port}")
-        self.gateway_controller = ResettingController("gateway", host_source=self._transport.source,
-                                             host_sink=self._transport.sink, link=self.link,
-                                             public_address=GATEWAY_ADDRESS)
+        if self.plain:
+            self.gateway_controller = Controller("gateway", host_source=self._transport.source,
+                                                 host_sink=self._transport.sink, link=self.link)
+        else:
+            self.gateway_controller = ResettingController("gateway", host_source=self._transport.source,
+                                                          host_sink=self._transport.sink, link=self.link,
+                                                          public_address=GATEWAY_ADDRESS)
         self.phone_controller = Controller("phone", link=self.link, public_address=PHONE_ADDRESS)
         self.phone = Device.with_hci("phone", Address(PHONE_ADDRESS), self.phone_controller, self.phone_controller)
         self.phone.irk = PHONE_IRK
