@@ -242,6 +242,8 @@ public final class GatewayAgent {
             try loop.onSignal(.interrupt) { [unowned self] in self.shutdown(signal: "SIGINT") }
             try loop.onSignal(.hangup) { [unowned self] in self.reload() }
         } catch {
+            // As when the controller cannot be opened: every driver built stops.
+            finish()
             return .failed("cannot handle signals: \(error)")
         }
         doorBeacon = DoorBeaconAdvertiser.make(on: link, advertise: configuration.advertise, log: log)
