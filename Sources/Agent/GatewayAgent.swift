@@ -185,8 +185,9 @@ public final class GatewayAgent {
         perform(core.observeClock(readClock(), at: loop.now))
         // The drivers start in the list's order, with the door's own steps between them.
         // The store first (without a usable one the door still scans and decides; it is
-        // tried again on a backoff) and the roster: presence is restored from the one, for
-        // the persons the other adds, before any driver that hears of an event starts.
+        // tried again on a backoff) and the roster, the list up to the indicators: presence
+        // is restored from the one, for the persons the other adds, before any driver that
+        // hears of an event starts.
         roster = makeRoster(file: configuration)
         lifecycle.start(Array(drivers.prefix { $0 !== indicators }), configuration)
         mergeRosterFromDisk()
