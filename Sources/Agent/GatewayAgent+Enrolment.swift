@@ -30,7 +30,7 @@ extension GatewayAgent {
 
     /// The driver, built once: on the proofs' data path when the door makes connections
     /// (one data path per controller), else on one of its own.
-    private func enrolmentDriver() -> EnrolmentDriver? {
+    func enrolmentDriver() -> EnrolmentDriver? {
         if let enrolment { return enrolment }
         guard let link else { return nil }
         let dataPath: DataPathDriver
@@ -44,6 +44,7 @@ extension GatewayAgent {
             enrolment = try EnrolmentDriver(link: link, dataPath: dataPath, doorBeacon: doorBeacon, connect: proofs?.connect,
                                             activeScanning: configuration.bluetooth.scan == .active,
                                             gatewayId: configuration.gateway.id, log: log)
+            startDrivers()
         } catch {
             log.log(.error, "cannot serve the enrolment GATT database", ["error": "\(error)"])
         }

@@ -25,8 +25,9 @@ extension GatewayAgent {
         return result
     }
 
-    /// Builds connections and proofs on the link, before `link.start()` (or at a reload, on
-    /// the data path an enrolment window may have made already).
+    /// Builds connections and proofs on the link, before it starts (or at a reload, on the
+    /// data path an enrolment window may have made already); the caller starts them with
+    /// the other drivers.
     func startProofs(_ link: ControllerDriver) {
         guard core.needsConnections else { return }
         let b = configuration.bluetooth
@@ -36,10 +37,9 @@ extension GatewayAgent {
             activeScanning: b.scan == .active,
             dataPath: enrolment?.dataPath
         )
-        self.proofs = proofs
+        connections = ConnectionsDriver(proofs: proofs, log: log)
         hearDataPath(proofs.dataPath)
         let connect = proofs.connect
-        connect.onLog = { [unowned self] message in self.log.log(.info, message) }
         connect.onConnected = { [unowned self] tagIndex, handle, now in
             self.perform(self.core.connected(tagIndex: tagIndex, handle: handle, at: now))
         }

@@ -8,12 +8,12 @@ import GatewayCore
 /// decides; the agent merges what it puts in force with the file's persons, through the
 /// path SIGHUP takes, and shows the mode.
 extension GatewayAgent {
-    /// At start, before presence is restored: the last valid roster from disk joins the
-    /// file's persons at once (persons present before a restart stay known, so they keep
-    /// their visit), and the first request goes out as soon as the loop runs.
-    func startRoster() {
-        guard let roster = beginRoster(file: configuration) else { return }
-        configuration = configuration.merging(roster)
+    /// At start, once the roster has started and before presence is restored: the last
+    /// valid roster from disk joins the file's persons at once (persons present before a
+    /// restart stay known, so they keep their visit).
+    func mergeRosterFromDisk() {
+        guard let persisted = roster?.inForce else { return }
+        configuration = configuration.merging(persisted)
         // Nobody's state is known yet (it is restored next): no event can come of this.
         perform(core.reload(GatewayAgent.doorSetup(configuration, appVersion: options.appVersion), at: loop.now))
     }
@@ -22,22 +22,22 @@ extension GatewayAgent {
     /// it. `[server] roster` switched on starts the requests; switched off ends them.
     func mergingServerRoster(_ fresh: GatewayConfiguration) -> GatewayConfiguration {
         guard fresh.server?.roster == true else {
-            if roster != nil {
-                stopRoster()
-                roster = nil
+            if let roster {
+                lifecycle.retire(roster)
+                self.roster = nil
                 log.log(.notice, "server roster off: persons from the file only")
                 setMode(.active)
             }
             return fresh
         }
         guard let roster else {
-            return fresh.merging(beginRoster(file: fresh))
+            // Started at once, beside the file just read; what it kept on disk joins it.
+            let driver = makeRoster(file: fresh)
+            roster = driver
+            startDrivers(fresh)
+            return fresh.merging(driver?.inForce)
         }
         return fresh.merging(roster.fileReloaded(fresh))
-    }
-
-    func stopRoster() {
-        roster?.stop()
     }
 
     /// The heartbeat's and `status`'s `roster`.
@@ -50,11 +50,11 @@ extension GatewayAgent {
         indicators.paused(fleet.mode == .paused)
     }
 
-    /// Creates the driver and starts it; returns the persisted roster to merge when it is
-    /// still valid.
-    private func beginRoster(file: GatewayConfiguration) -> ServerRoster? {
+    /// The driver, built (and started through the list of drivers) when `[server] roster`
+    /// asks for one; nil otherwise.
+    func makeRoster(file: GatewayConfiguration) -> RosterDriver? {
         guard let server = file.server, server.roster else { return nil }
-        let driver = RosterDriver(
+        return RosterDriver(
             loop: loop, log: log, appVersion: options.appVersion, file: file, stateDirectory: storage.stateDirectory,
             pollInterval: server.rosterPollInterval,
             hooks: RosterDriver.Hooks(
@@ -66,7 +66,5 @@ extension GatewayAgent {
                 counted: { [unowned self] counts in self.fleet.counters.rosterFetches = counts }
             )
         )
-        roster = driver
-        return driver.start()
     }
 }

@@ -9,22 +9,6 @@ import LEDs
 /// and `status` (FleetDriver, see docs/fleet.md) and the status line's figures
 /// (IndicatorsDriver); built only when one of them asks.
 extension GatewayAgent {
-    func startFleet() {
-        fleet.roster = .file(persons: configuration.persons.count)
-        fleetEndpoints.start(configuration)
-    }
-
-    func stopFleet() {
-        stopRoster()
-        fleetEndpoints.stop()
-    }
-
-    /// SIGHUP: the persons count and the endpoints' settings.
-    func reloadFleet(_ fresh: GatewayConfiguration, previous: GatewayConfiguration) {
-        fleet.roster = .file(persons: fresh.persons.count)
-        fleetEndpoints.reload(fresh, previous: previous)
-    }
-
     // MARK: Snapshots
 
     func fleetSnapshot() -> FleetSnapshot {

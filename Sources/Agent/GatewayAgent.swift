@@ -17,9 +17,9 @@ import Store
 /// The door agent (`beacon-gateway run`) as a composition root (docs/architecture.md,
 /// "The agent: drivers and fan-out"): it builds one driver per subsystem (the controller
 /// and connections in HostDrivers; the store, delivery, the roster, the fleet's endpoints
-/// and the indicators in `Drivers/`), performs the door core's actions by handing each to
-/// the driver that owns it, and passes on what happened in the order
-/// `GatewayAgent+FanOut` writes.
+/// and the indicators in `Drivers/`), starts, reloads and stops them through one list
+/// (`drivers`), performs the door core's actions by handing each to the driver that owns
+/// it, and passes on what happened in the order `GatewayAgent+FanOut` writes.
 ///
 /// Everything runs on one event loop; every decision is a sans-IO machine's. The one
 /// order this class keeps itself: an event is committed (with the presence state that
@@ -55,7 +55,9 @@ public final class GatewayAgent {
     /// Whether the system clock is synchronised (a test substitutes it); see GatewayAgent+ClockSync.
     var clockSync: any ClockSyncSource = KernelClockSync()
     var log: LogSink
-    var link: ControllerDriver?
+    /// The controller's link, once opened.
+    var controller: ControllerLinkDriver?
+    var link: ControllerDriver? { controller?.link }
     /// Every decision: matching, presence, connections and proofs, what is committed and
     /// saved when (sans-IO; this class performs what it returns, in order).
     // Single-threaded and never accessed overlapping (an action is performed after the
@@ -81,7 +83,8 @@ public final class GatewayAgent {
             closing: { [unowned self] in self.delivery.stop() },
             reopened: { [unowned self] store in self.storeReopened(store) },
             heldEventsStored: { [unowned self] in self.delivery.kick() },
-            hasServer: { [unowned self] in self.configuration.server != nil }
+            hasServer: { [unowned self] in self.configuration.server != nil },
+            stopping: { [unowned self] in self.saveWhatMustSurvive() }
         )
     )
     /// The store while one is open.
@@ -90,7 +93,7 @@ public final class GatewayAgent {
     var stopping = false
     /// Delivery of the outbox to the server.
     lazy var delivery: DeliveryDriver = DeliveryDriver(
-        loop: loop, log: log, appVersion: options.appVersion,
+        loop: loop, log: log, appVersion: options.appVersion, store: { [unowned self] in self.store },
         onEvent: { [unowned self] event in
             self.fleet.forwarderEvent(event)
             // A damaged file found by delivery's reads is the door's disk trouble too: one
@@ -106,7 +109,8 @@ public final class GatewayAgent {
     )
     /// Connection and proof drivers (see docs/proof-protocol.md, docs/persistent-connect.md);
     /// nil when no tag ever needs a connection.
-    var proofs: ProofDrivers?
+    var connections: ConnectionsDriver?
+    var proofs: ProofDrivers? { connections?.proofs }
     /// The door beacon (`[advertise]`), paused while an enrolment window advertises.
     var doorBeacon: DoorBeaconAdvertiser?
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
@@ -130,6 +134,37 @@ public final class GatewayAgent {
     /// The presence engine inside the core (read-only here: decisions are the core's).
     var presence: PresenceEngine { core.presence }
 
+    // MARK: The drivers
+
+    /// Every driver the door has now, in start order: the one list the start, a reload,
+    /// the log level and the stop go through (docs/architecture.md, "One lifecycle for
+    /// every driver"). A new driver is one type conforming to `AgentDriver` and one line
+    /// here, where it starts: after what it uses, since the stop goes in reverse.
+    var drivers: [any AgentDriver] {
+        let all: [(any AgentDriver)?] = [
+            storage,        // first started, last stopped: writes what must survive the stop
+            roster,         // the server's persons, joined to the file's before presence is restored
+            indicators,
+            delivery,       // reads the store
+            fleetEndpoints, // kicks delivery before a heartbeat
+            controller,     // started once everything that hears it is built
+            doorBeacon,     // advertises on the controller
+            connections,    // connects on the controller
+            enrolment,      // pauses the beacon and connections, submits on the controller
+        ]
+        return all.compactMap { $0 }
+    }
+
+    /// Where each driver is in its lifecycle.
+    let lifecycle = DriverLifecycle()
+
+    /// Starts the listed drivers not started yet (at `run`, or one just built while the
+    /// door runs), with the configuration in force, or `configuration` for a driver that
+    /// needs another (the roster: the file as read).
+    func startDrivers(_ configuration: GatewayConfiguration? = nil) {
+        lifecycle.start(drivers, configuration ?? self.configuration)
+    }
+
     public init(options: Options, loop: EventLoop = EventLoop()) {
         self.options = options
         configuration = options.configuration
@@ -149,17 +184,16 @@ public final class GatewayAgent {
         // Whether the clock is synchronised before anything is decided (the core assumes
         // it is until told; a Pi without a real-time clock boots unsynchronised).
         perform(core.observeClock(readClock(), at: loop.now))
-        // Without a usable store the door still scans and decides; the store is tried
-        // again on a backoff (StoreDriver).
-        storage.loadHeldEvents()
-        storage.openOrRetry()
-        storage.storeHeldEventsOrRetry()
-        startRoster()
+        // The drivers start in the list's order, with the door's own steps between them.
+        // The store first (without a usable one the door still scans and decides; it is
+        // tried again on a backoff) and the roster, the list up to the indicators: presence
+        // is restored from the one, for the persons the other adds, before any driver that
+        // hears of an event starts.
+        roster = makeRoster(file: configuration)
+        lifecycle.start(Array(drivers.prefix { $0 !== indicators }), configuration)
+        mergeRosterFromDisk()
         restorePresence()
-        indicators.startLEDs(configuration.leds, storeTrouble: storage.trouble != nil)
-        delivery.start(configuration, store: store)
-        storage.startRetention()
-        startFleet()
+        startDrivers()
 
         let spec = configuration.bluetooth.transport
         let isReplay = self.isReplay
@@ -181,6 +215,7 @@ public final class GatewayAgent {
                 return .failed(error.message)
             }
         }
+        controller = ControllerLinkDriver(link: link, log: log)
         // Reports gather between reads (`ReadGathering`: the busier the door, the shorter
         // the pause; shorter on a serial line, whose kernel buffer is small): little to
         // presence, whose decisions take seconds; commands and a proof's exchange are read
@@ -188,7 +223,6 @@ public final class GatewayAgent {
         // of reports instead of once per report, each wake-up costing far more than a
         // report (docs/benchmarks.md, "Why the live path is cheap").
         link.readGathering = ReadGathering.forTransport(spec)
-        self.link = link
         // Unretained, and used without a retain per call: an atomic retain and release per
         // report cost more than much of the ingest. The agent outlives every read: it owns
         // the link and stops it before `run()` returns.
@@ -197,7 +231,6 @@ public final class GatewayAgent {
             agent._withUnsafeGuaranteedRef { $0.ingest(report, at: now) }
         }
         link.onAdvertisingReportsEnd = { [unowned self] now in self.finishIngest(at: now) }
-        link.onLog = { [unowned self] event in self.log.log(event) }
         link.onFatalError = { [unowned self] error in
             self.fatal = error.message
             self.loop.stop()
@@ -214,14 +247,16 @@ public final class GatewayAgent {
             try loop.onSignal(.interrupt) { [unowned self] in self.shutdown(signal: "SIGINT") }
             try loop.onSignal(.hangup) { [unowned self] in self.reload() }
         } catch {
+            // As when the controller cannot be opened: every driver built stops.
+            finish()
             return .failed("cannot handle signals: \(error)")
         }
         doorBeacon = DoorBeaconAdvertiser.make(on: link, advertise: configuration.advertise, log: log)
         startProofs(link)
         // Who hears what the controller reports, in which order: GatewayAgent+FanOut.
         hearController(link)
-        indicators.start()
-        link.start()
+        // The controller, the door beacon and connections.
+        startDrivers()
         do {
             try loop.run()
         } catch {
@@ -240,25 +275,29 @@ public final class GatewayAgent {
         loop.stop()
     }
 
-    /// Saves what must survive and gives the controller back.
+    /// Stops every driver, in reverse start order (docs/architecture.md, "One lifecycle
+    /// for every driver"): each before those it uses, so enrolment before the controller
+    /// it submits on, and the store, started first, last of all, when it writes what must
+    /// survive. Then each is closed in the same order: the controller's hand-back, begun
+    /// by its stop and overlapped with that writing, is waited for before the store's file
+    /// is closed.
     func finish() {
-        enrolment?.stop()
-        link?.stop()
-        delivery.stop()
-        stopFleet()
-        indicators.stop()
-        let now = loop.now
-        perform(core.shutdown(at: now))
-        perform(storage.keepHeldEvents(core.heldAtShutdown(personIds: configuration.persons.map(\.id))))
-        perform(core.saveAll(personIds: configuration.persons.map(\.id)))
-        // Last, so saving overlapped with the close of the transport that stop() started.
-        link?.waitForHandBack(log: log)
+        lifecycle.stop(drivers)
+        lifecycle.close(drivers)
         log.log(.notice, "stopped", [
             "checkins": "\(core.counters.checkins)", "checkouts": "\(core.counters.checkouts)",
             "open_visits": "\(presence.openVisits)",
         ])
         loop.stopHandlingSignals()
-        storage.close()
+    }
+
+    /// The store's stop, once every other driver has stopped: the core's last commit
+    /// attempt (`DoorCore.shutdown`), the events still held written to the held-events
+    /// file, the closing checkpoint.
+    func saveWhatMustSurvive() {
+        perform(core.shutdown(at: loop.now))
+        perform(storage.keepHeldEvents(core.heldAtShutdown(personIds: configuration.persons.map(\.id))))
+        perform(core.saveAll(personIds: configuration.persons.map(\.id)))
     }
 
     // MARK: Store
@@ -274,7 +313,7 @@ public final class GatewayAgent {
         } else {
             perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         }
-        if configuration.server != nil { delivery.start(configuration, store: store) }
+        if configuration.server != nil { delivery.start(configuration) }
     }
 
     /// Once, with the first store opened: the stored records go into the core (which keeps
@@ -352,22 +391,19 @@ public final class GatewayAgent {
         configuration = fresh
         setLogLevel(Severity(fresh.gateway.logLevel))
         let actions = core.reload(GatewayAgent.doorSetup(fresh, appVersion: options.appVersion), at: loop.now)
-        if proofs == nil, core.needsConnections, let link { startProofs(link) }
+        if proofs == nil, core.needsConnections, let link {
+            startProofs(link)
+            startDrivers()
+        }
         perform(actions)
-        delivery.reload(fresh, store: store)
-        reloadFleet(fresh, previous: previous)
+        // After the core: delivery, then the fleet (its persons count).
+        lifecycle.reload(drivers, fresh, previous: previous)
         log.log(.notice, "configuration reloaded", ["persons": "\(fresh.persons.count)", "open_visits": "\(presence.openVisits)"])
     }
 
-    /// `[gateway] log_level`, for the agent and every driver that logs.
+    /// `[gateway] log_level`, for the agent and every driver.
     func setLogLevel(_ level: Severity) {
         log.minimumLevel = level
-        indicators.log.minimumLevel = level
-        fleetEndpoints.log.minimumLevel = level
-        roster?.log.minimumLevel = level
-        doorBeacon?.log.minimumLevel = level
-        enrolment?.log.minimumLevel = level
-        delivery.log.minimumLevel = level
-        storage.log.minimumLevel = level
+        lifecycle.setLogLevel(drivers, level)
     }
 }

@@ -14,7 +14,7 @@ import XCTest
 /// at the door and the silence after it take milliseconds, and what reaches the store is
 /// checked against the presence settings.
 final class AgentOnVirtualTimeTests: XCTestCase {
-    private var directory = ""
+    var directory = ""
 
     override func setUpWithError() throws {
         directory = FileManagerless.temporaryDirectory()

@@ -1,3 +1,4 @@
+import Config
 import EventLoop
 import Journal
 import JournalFixtures
@@ -46,7 +47,7 @@ final class IndicatorsDriverTests: XCTestCase {
 
     func testReadyOnceWhenScanningStartsAndTheWatchdogFedOnlyWhileTheControllerAnswers() throws {
         let driver = try makeDriver(watchdog: .seconds(20))
-        driver.start()
+        driver.start(GatewayConfiguration(gateway: .init(id: "door-indicators", stateDirectory: "/nonexistent")))
         // Before the controller is up: status lines at half the watchdog interval capped at
         // five seconds, no READY, no keep-alive.
         try advance(by: .seconds(10))

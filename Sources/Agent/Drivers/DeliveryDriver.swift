@@ -7,32 +7,36 @@ import Store
 /// Delivery of the outbox to the server (docs/event-api.md): the forwarder while there is
 /// a `[server]` and a store to read, started, reloaded, stopped and kicked here. What
 /// delivery does is told to `onEvent` (then logged here) and `onDelivered`.
-final class DeliveryDriver {
+final class DeliveryDriver: AgentDriver {
     private let loop: EventLoop
     var log: LogSink
     private let appVersion: String
     private let onEvent: (ForwarderEvent) -> Void
     private let onDelivered: (_ createdAtMillis: Int64, _ deliveredAtMillis: Int64) -> Void
+    /// The store while one is open: what delivery reads.
+    private let store: () -> Store?
     private var forwarder: Forwarder?
 
-    init(loop: EventLoop, log: LogSink, appVersion: String, onEvent: @escaping (ForwarderEvent) -> Void,
+    init(loop: EventLoop, log: LogSink, appVersion: String, store: @escaping () -> Store?,
+         onEvent: @escaping (ForwarderEvent) -> Void,
          onDelivered: @escaping (_ createdAtMillis: Int64, _ deliveredAtMillis: Int64) -> Void) {
         self.loop = loop
         self.log = log
         self.appVersion = appVersion
+        self.store = store
         self.onEvent = onEvent
         self.onDelivered = onDelivered
     }
 
-    /// Starts delivering what `store` holds to the configured server; without a
+    /// Starts delivering what the store holds to the configured server; without a
     /// `[server]` events are stored and logged only; without a store (not open yet)
     /// delivery starts when it opens.
-    func start(_ configuration: GatewayConfiguration, store: Store?) {
+    func start(_ configuration: GatewayConfiguration) {
         guard let server = configuration.server else {
             log.log(.notice, "no [server]: events are stored and logged only")
             return
         }
-        guard let store else { return }
+        guard let store = store() else { return }
         do {
             let forwarder = try Forwarder(
                 store: store, loop: loop,
@@ -53,13 +57,13 @@ final class DeliveryDriver {
     }
 
     /// SIGHUP: new settings; `[server]` removed stops delivery, added starts it (with a store).
-    func reload(_ fresh: GatewayConfiguration, store: Store?) {
+    func reload(_ fresh: GatewayConfiguration, previous: GatewayConfiguration) {
         guard let server = fresh.server else {
             stop()
             return
         }
         guard let forwarder else {
-            start(fresh, store: store)
+            start(fresh)
             return
         }
         do {

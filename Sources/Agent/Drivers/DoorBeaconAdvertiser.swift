@@ -81,6 +81,19 @@ public final class DoorBeaconAdvertiser {
     }
 }
 
+extension DoorBeaconAdvertiser: AgentDriver {
+    /// Nothing: it advertises whenever the controller scans (`hostStateChanged(_:)`,
+    /// through the fan-out), from bring-up on.
+    func start(_ configuration: GatewayConfiguration) {}
+
+    /// Nothing: `[advertise]` applies on restart.
+    func reload(_ configuration: GatewayConfiguration, previous: GatewayConfiguration) {}
+
+    /// Nothing: the controller, stopped after it, is closed (for `hciN`, reset by the
+    /// kernel), and its advertising with it.
+    func stop() {}
+}
+
 extension DoorBeacon {
     /// From `[advertise]`; `nil` if it names neither an iBeacon nor a service UUID.
     public init?(_ advertise: GatewayConfiguration.Advertise) {

@@ -1,4 +1,5 @@
 import BluetoothCrypto
+import Config
 import Enrolment
 import EventLoop
 import Fleet
@@ -15,7 +16,7 @@ import SecurityManager
 /// goes on scanning, deciding and delivering; only the door beacon, whose advertising set
 /// the window takes, pauses, and persistent-connect initiation where the controller
 /// cannot advertise connectable while initiating. One window at a time.
-final class EnrolmentDriver {
+final class EnrolmentDriver: AgentDriver {
     struct Window {
         var session: EnrolmentSession
         let request: EnrolmentChannel.Request
@@ -97,7 +98,15 @@ final class EnrolmentDriver {
         step { $0.start(now: self.link.loop.now) }
     }
 
-    /// The agent stops: a window still open ends and its command is told.
+    /// Nothing: a window opens when one is asked for (`open`).
+    func start(_ configuration: GatewayConfiguration) {}
+
+    /// Nothing: what it is built with (the gateway's id, active scanning) applies on
+    /// restart, as for the controller it runs on.
+    func reload(_ configuration: GatewayConfiguration, previous: GatewayConfiguration) {}
+
+    /// The agent stops: a window still open ends and its command is told, while the
+    /// controller (stopped after it) still takes the window's last commands.
     func stop() {
         end("the agent is stopping")
     }

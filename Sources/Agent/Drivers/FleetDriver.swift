@@ -10,7 +10,7 @@ import Journal
 /// The fleet's endpoints (see docs/fleet.md): heartbeats to the server, `/metrics` and
 /// the textfile, the status socket. It owns their servers, timers and failure logging;
 /// what they say comes from the agent's snapshot, built only when one of them asks.
-final class FleetDriver {
+final class FleetDriver: AgentDriver {
     static let textfileInterval: Duration = .seconds(15)
     /// The first heartbeat goes out this soon after start (or sooner with a shorter interval).
     static let firstHeartbeatDelay: Duration = .seconds(2)
@@ -57,7 +57,9 @@ final class FleetDriver {
         self.sources = sources
     }
 
+    /// The persons count the heartbeat shows without a server roster, then the endpoints.
     func start(_ configuration: GatewayConfiguration) {
+        counters.roster = .file(persons: configuration.persons.count)
         startStatusSocket()
         startMetrics(configuration.metrics)
         startHeartbeat(configuration, first: true)
@@ -70,8 +72,9 @@ final class FleetDriver {
         statusServer = nil
     }
 
-    /// SIGHUP: new heartbeat settings, a new metrics address or textfile.
+    /// SIGHUP: the persons count, new heartbeat settings, a new metrics address or textfile.
     func reload(_ fresh: GatewayConfiguration, previous: GatewayConfiguration) {
+        counters.roster = .file(persons: fresh.persons.count)
         if fresh.metrics != previous.metrics {
             stopMetrics()
             startMetrics(fresh.metrics)

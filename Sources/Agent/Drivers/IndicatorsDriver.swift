@@ -1,3 +1,4 @@
+import Config
 import EventLoop
 import Journal
 import LEDs
@@ -6,7 +7,7 @@ import LEDs
 /// systemd's READY, RELOADING, STOPPING and STATUS, and the watchdog fed only while the
 /// controller answers. It decides nothing about the door: it is told what happened and
 /// asks `facts` for the status line's figures when it writes one.
-final class IndicatorsDriver {
+final class IndicatorsDriver: AgentDriver {
     /// The status line's figures, read when a line is written.
     struct StatusFacts {
         var scanning: Bool
@@ -31,6 +32,8 @@ final class IndicatorsDriver {
     private var statusTimer: EventLoop.TimerHandle?
     /// READY=1 goes out once, when scanning first starts.
     private(set) var announcedReady = false
+    /// The store's trouble as last told: the store is opened before the LEDs start.
+    private var storeInTrouble = false
 
     init(loop: EventLoop, log: LogSink, notifier: SystemdNotifier?, watchdogInterval: Duration?, facts: @escaping () -> StatusFacts) {
         self.loop = loop
@@ -42,7 +45,7 @@ final class IndicatorsDriver {
 
     /// The LEDs on their GPIO lines (none without `[leds]`), lamp test first; the store
     /// may already be in trouble, since it is opened before the LEDs start.
-    func startLEDs(_ wiring: LEDWiring?, storeTrouble: Bool) {
+    private func startLEDs(_ wiring: LEDWiring?, storeTrouble: Bool) {
         guard let wiring else { return }
         do {
             let lines = try GPIOLines(wiring: wiring)
@@ -66,10 +69,15 @@ final class IndicatorsDriver {
         leds = driver
     }
 
-    /// The status line every `statusInterval` (more often when the watchdog needs feeding).
-    func start() {
+    /// The LEDs (`[leds]`), and the status line every `statusInterval` (more often when
+    /// the watchdog needs feeding).
+    func start(_ configuration: GatewayConfiguration) {
+        startLEDs(configuration.leds, storeTrouble: storeInTrouble)
         scheduleStatus()
     }
+
+    /// Nothing: `[leds]` applies on restart (the GPIO lines are held from start).
+    func reload(_ configuration: GatewayConfiguration, previous: GatewayConfiguration) {}
 
     func stop() {
         if let statusTimer { loop.cancel(statusTimer) }
@@ -113,6 +121,7 @@ final class IndicatorsDriver {
     }
 
     func storeTrouble(_ inTrouble: Bool) {
+        storeInTrouble = inTrouble
         leds?.update { engine, now in engine.setStoreTrouble(inTrouble, at: now) }
         updateStatus()
     }

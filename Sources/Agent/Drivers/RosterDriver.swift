@@ -54,25 +54,30 @@ final class RosterDriver {
         sync = RosterSync(pollInterval: pollInterval)
     }
 
-    /// Reads the roster file and starts the sync; returns the persisted roster to merge
-    /// when it is still valid. The first request goes out as soon as the loop runs.
-    func start() -> ServerRoster? {
+    /// Reads the roster file and starts the sync beside `file`, the configuration file as
+    /// read: the persisted roster, when it is still valid, is in force at once
+    /// (`inForce`, for the agent to merge before presence is restored). The first request
+    /// goes out as soon as the loop runs.
+    func start(_ file: GatewayConfiguration) {
+        self.file = file
         var persisted: PersistedRoster?
         do {
             persisted = try RosterFile.read(stateDirectory: stateDirectory, limit: ServerRoster.maximumSize)
         } catch {
             log.log(.warning, "last server roster not used", ["error": error.description])
         }
-        var merged: ServerRoster?
         for action in sync.start(at: loop.now, persisted: persisted, validate: validate) {
             switch action {
-            case let .apply(roster): merged = roster
+            // Read through `inForce`: at start it joins the file's persons before anything is decided.
+            case .apply: break
             case let .fetch(etag): scheduleFirstFetch(etag: etag)
             default: perform([action])
             }
         }
-        return merged
     }
+
+    /// The server roster in force, nil while the file's persons are the only ones.
+    var inForce: ServerRoster? { sync.inForce?.roster }
 
     /// SIGHUP: the file just read; returns the server roster that still fits beside it.
     func fileReloaded(_ fresh: GatewayConfiguration) -> ServerRoster? {
@@ -227,4 +232,12 @@ final class RosterDriver {
             self.scheduleFetch()
         }
     }
+}
+
+extension RosterDriver: AgentDriver {
+    /// Nothing here: a new file reaches the roster before it is put in force
+    /// (`fileReloaded`, GatewayAgent+Roster), since what the roster keeps of the server's
+    /// persons decides the configuration every other driver is reloaded with; a roster
+    /// of its own is put in force through the same path.
+    func reload(_ configuration: GatewayConfiguration, previous: GatewayConfiguration) {}
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AttendanceEvents
+import Config
 import EventLoop
 import GatewayCore
 import Journal
@@ -34,6 +35,9 @@ final class StoreDriver {
         /// Whether the door has a server now, for retention's policy (without one, unsent
         /// events are pruned too, after longer: docs/event-api.md, "Retention").
         var hasServer: () -> Bool
+        /// The door stops and every other driver has: what must survive is written now
+        /// (the door's last commit attempt, the events still held, the closing checkpoint).
+        var stopping: () -> Void
     }
 
     /// How long a statement waits for another process's write lock. Short: the loop
@@ -77,7 +81,7 @@ final class StoreDriver {
     /// `read-only`, `full`, …; nil while events are stored.
     var trouble: StoreTrouble? { health.trouble }
 
-    /// Closed at the stop, after the last checkpoint.
+    /// Closed after the stop, once the last checkpoint is written.
     func close() {
         retryTimer.cancel()
         retentionTimer.cancel()
@@ -85,6 +89,15 @@ final class StoreDriver {
     }
 
     // MARK: Opening
+
+    /// At start: the events the last run held read, the store opened (or tried again on
+    /// the backoff), those events stored, retention scheduled.
+    func start(_ configuration: GatewayConfiguration) {
+        loadHeldEvents()
+        openOrRetry()
+        storeHeldEventsOrRetry()
+        startRetention()
+    }
 
     /// At start: the store, or — when it cannot be opened — the door runs on without it
     /// and tries again on the backoff.
@@ -301,5 +314,16 @@ final class StoreDriver {
             case let .delete(key): try transaction.deletePresence(personId: key)
             }
         }
+    }
+}
+
+extension StoreDriver: AgentDriver {
+    /// Nothing: the state directory is the one it was built with (`state_dir` applies on
+    /// restart), and retention asks whether the door has a server each time it runs.
+    func reload(_ configuration: GatewayConfiguration, previous: GatewayConfiguration) {}
+
+    /// Last of all (it started first): what must survive the stop is written.
+    func stop() {
+        hooks.stopping()
     }
 }
