@@ -30,6 +30,9 @@ READY_TIMEOUT_S = 20.0
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: needs a release build (scripts/build-release)")
+    # scripts/test runs these in a pytest of their own beside the rest of the suite: minutes
+    # of wall-clock time with the agent stopped or idle, next to no CPU (docs/development.md).
+    config.addinivalue_line("markers", "waits: spends minutes waiting on the wall clock with the agent stopped or idle")
 
 
 class WorldProcess:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from conftest import wait_until
 from test_run import (CHECKIN_LINE, agents, count, events_of, millis, outbox, scenario, tag_id,  # noqa: F401 - fixtures
                       wait_rows, world_tag, write_config)
@@ -108,6 +110,7 @@ def test_kill_9_then_gone_before_the_restart_stamps_the_checkout_at_the_last_sam
     assert second.stop() == 0
 
 
+@pytest.mark.waits  # 205 s dark at default timings: run beside the suite by scripts/test
 def test_power_cut_with_a_90_s_outage_at_default_timings_keeps_the_visit(gateway_bin, world_factory, agents, tmp_path):
     world = world_factory(scenario(world_tag(0, distance=1.0)))
     config = write_config(tmp_path, world.transport, [0], presence=DEFAULTS, log_level="debug")
