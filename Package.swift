@@ -29,6 +29,8 @@ import PackageDescription
 //   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl); the heartbeat and
 //                  roster requests
 //   Journal        log lines for the journal, sd_notify
+//   SiteBus        the site's MQTT bus (SPEC §18): the session with the broker over libmosquitto
+//                  (+ CMosquitto), what is published where
 //   Enrolment      SPEC §15's window as a sans-IO machine: advertising, the phone's connection, its pairing
 //   HostDrivers    the controller on the loop: ControllerSession, ControllerDriver, the connect,
 //                  data-path, GATT server and proof drivers (used by `run` and the controller commands);
@@ -90,10 +92,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
         .systemLibrary(name: "CGpiod", path: "Sources/CGpiod"),
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto"),
         .target(name: "Store", dependencies: ["CSQLite", "EventLoop", "SystemCalls"], path: "Sources/Store"),
         .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "AttendanceEvents", "SplitMix", "Fleet"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
+        .target(name: "SiteBus", dependencies: ["CMosquitto", "EventLoop", "JSONText", "SplitMix", "AttendanceEvents"], path: "Sources/SiteBus"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Fleet", dependencies: ["EventLoop", "BluetoothCrypto", "AttendanceEvents", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
@@ -112,7 +116,7 @@ let package = Package(
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "Advertisements", "AttendanceEvents", "DoorAdvertising", "GatewayCore",
                 "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
-                "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto",
+                "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto", "SiteBus",
             ],
             path: "Sources/Agent"
         ),

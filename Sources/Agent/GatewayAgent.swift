@@ -12,6 +12,7 @@ import HostDrivers
 import Journal
 import Forwarder
 import LEDs
+import SiteBus
 import Store
 
 /// The door agent (`beacon-gateway run`) as a composition root (docs/architecture.md,
@@ -177,6 +178,8 @@ public final class GatewayAgent {
     // MARK: Life cycle
 
     public func run() -> Outcome {
+        // Before any client of the site bus, while the loop is the only thread.
+        MosquittoLibrary.prepare()
         log.log(.notice, "starting", [
             "version": options.appVersion, "gateway": configuration.gateway.id,
             "persons": "\(configuration.persons.count)", "transport": configuration.bluetooth.transport.description,
