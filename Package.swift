@@ -180,6 +180,7 @@ let package = Package(
         .target(name: "JournalFixtures", path: "Tests/JournalFixtures"),
         .testTarget(name: "JournalTests", dependencies: ["Journal", "JournalFixtures"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
+        .testTarget(name: "SiteBusTests", dependencies: ["SiteBus", "EventLoop"], path: "Tests/SiteBusTests"),
         .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
         .target(name: "ControllerFixtures", dependencies: ["HCI", "HCITransport"], path: "Tests/ControllerFixtures"),
         .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "PresenceProof", "ControllerFixtures"], path: "Tests/HostDriversTests"),

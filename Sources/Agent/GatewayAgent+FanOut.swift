@@ -75,10 +75,12 @@ extension GatewayAgent {
 
     // MARK: The door
 
-    /// A committed event: counted for the fleet, delivered, blinked.
+    /// A committed event: counted for the fleet, delivered (the server, then the bus, which
+    /// also publishes the presence it changed), blinked.
     func eventCommitted(_ event: AttendanceEvent) {
         fleet.eventCommitted(sequence: event.sequence, type: event.type.rawValue, personId: event.userId, atMillis: event.decidedAtMilliseconds)
         delivery.kick()
+        siteBus.eventCommitted(event)
         indicators.eventCommitted()
     }
 

@@ -32,6 +32,15 @@ extension GatewayAgent {
         )
     }
 
+    /// Open visits by person: since when (wall clock) and the filtered RSSI.
+    func openVisitsByPerson() -> [String: (sinceMillis: Int64, rssi: Int?)] {
+        var visits: [String: (sinceMillis: Int64, rssi: Int?)] = [:]
+        for visit in core.openVisits(at: loop.now) {
+            visits[visit.personId] = (visit.visitStartWallMilliseconds ?? loop.wallMilliseconds, visit.filteredRSSI)
+        }
+        return visits
+    }
+
     func statusReport() -> StatusReport {
         let snapshot = fleetSnapshot()
         let visits = core.openVisits(at: loop.now).map { visit in

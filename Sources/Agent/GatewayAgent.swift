@@ -103,6 +103,17 @@ public final class GatewayAgent {
         },
         onDelivered: { [unowned self] created, delivered in self.fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }
     )
+    /// The site's MQTT bus (`[mqtt]`): status, presence, Home Assistant discovery, events.
+    lazy var siteBus: SiteBusDriver = SiteBusDriver(
+        loop: loop, log: log, appVersion: options.appVersion,
+        hooks: SiteBusDriver.Hooks(
+            persons: { [unowned self] in self.configuration.persons },
+            openVisits: { [unowned self] in self.openVisitsByPerson() },
+            readEvents: { _, _ in [] },
+            delivered: { _ in },
+            counters: { [unowned self] counters in self.fleet.siteBus = counters }
+        )
+    )
     /// The LEDs, systemd's notifications and the watchdog.
     lazy var indicators: IndicatorsDriver = IndicatorsDriver(
         loop: loop, log: log, notifier: SystemdNotifier.fromEnvironment(), watchdogInterval: SystemdNotifier.watchdogInterval(),
@@ -147,6 +158,7 @@ public final class GatewayAgent {
             roster,         // the server's persons, joined to the file's before presence is restored
             indicators,
             delivery,       // reads the store
+            siteBus,        // reads the store; publishes what presence decided
             fleetEndpoints, // kicks delivery before a heartbeat
             controller,     // started once everything that hears it is built
             doorBeacon,     // advertises on the controller
@@ -313,6 +325,7 @@ public final class GatewayAgent {
     func storeReopened(_ store: Store) {
         if !presenceRestored {
             restorePresence()
+            siteBus.presenceRestored()
         } else {
             perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         }

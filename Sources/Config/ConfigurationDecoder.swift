@@ -27,8 +27,9 @@ struct ConfigurationDecoder {
         // A missing [gateway] is reported as its missing id; a [gateway] of the wrong type
         // was reported already.
         let gatewayTable = root.table("gateway")
-        let gateway = gatewayTable.map(decodeGateway)
-            ?? (root.isInvalid("gateway") ? nil : decodeGateway(emptyTable("gateway", of: root)))
+        let hasMQTT = root.contains("mqtt")
+        let gateway = gatewayTable.map { decodeGateway($0, hasMQTT: hasMQTT) }
+            ?? (root.isInvalid("gateway") ? nil : decodeGateway(emptyTable("gateway", of: root), hasMQTT: hasMQTT))
         let bluetooth = root.table("bluetooth").map(decodeBluetooth) ?? .init()
         let presence = root.table("presence").map(decodePresence) ?? .init()
         let server = root.table("server").map(decodeServer)
@@ -36,6 +37,7 @@ struct ConfigurationDecoder {
         let leds = root.table("leds").map(decodeLEDs)
         let advertise = root.table("advertise").map(decodeAdvertise)
         let metrics = root.table("metrics").map(decodeMetrics)
+        let mqtt = root.table("mqtt").map(decodeMQTT)
         let persons = decodePersons(&root, security: security)
         root.reportUnknownKeys()
 
@@ -43,7 +45,8 @@ struct ConfigurationDecoder {
         guard diagnostics.isEmpty, let gateway = gateway ?? nil, let persons else { return nil }
         return GatewayConfiguration(
             gateway: gateway, bluetooth: bluetooth, presence: presence, server: server ?? nil,
-            security: security, leds: leds ?? nil, advertise: advertise ?? nil, persons: persons, metrics: metrics
+            security: security, leds: leds ?? nil, advertise: advertise ?? nil, persons: persons, metrics: metrics,
+            mqtt: mqtt ?? nil
         )
     }
 
@@ -60,12 +63,20 @@ struct ConfigurationDecoder {
 
     // MARK: [gateway]
 
-    private func decodeGateway(_ table: TableReader) -> GatewayConfiguration.Gateway? {
+    private func decodeGateway(_ table: TableReader, hasMQTT: Bool) -> GatewayConfiguration.Gateway? {
         var table = table
         defer { table.reportUnknownKeys() }
         let id = table.identifier("id")
         if !table.contains("id") { table.reportMissing("id") }
         let site = table.text("site")
+        if hasMQTT, !table.isInvalid("site") {
+            // The bus's topics are PREFIX/SITE/GATEWAY/…: the site is one topic level.
+            if let site, site.contains(where: { "/+#".contains($0) }) || site.contains(" ") {
+                table.report("site", "is a level of the site bus's topics with [mqtt]: no /, +, # or spaces, got \(quoted(site))")
+            } else if site == nil {
+                table.reportMissing("site")
+            }
+        }
         let door = table.text("door")
         let stateDirectory = table.absolutePath("state_dir") ?? GatewayConfiguration.Gateway.defaultStateDirectory
         let logLevel = table.choice("log_level", of: GatewayConfiguration.LogLevel.self) ?? .info

@@ -11,6 +11,7 @@ extension GatewayConfiguration: CustomStringConvertible, CustomDebugStringConver
         Mirror(self, children: [
             "gateway": gateway, "bluetooth": bluetooth, "presence": presence, "server": server as Any,
             "security": security, "leds": leds as Any, "advertise": advertise as Any, "persons": persons,
+            "mqtt": mqtt as Any,
         ])
     }
 }
@@ -29,6 +30,21 @@ extension GatewayConfiguration.Server: CustomStringConvertible, CustomDebugStrin
         Mirror(self, children: [
             "url": displayURL, "tokenFile": tokenFile as Any, "token": token == nil ? "none" : GatewayConfiguration.mask,
             "caFile": caFile as Any, "timeout": timeout, "maxBackoff": maxBackoff,
+        ])
+    }
+}
+
+extension GatewayConfiguration.MQTT: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "MQTT(url: \(url), username: \(username ?? "none"), passwordFile: \(passwordFile ?? "none"), password: \(password == nil ? "none" : GatewayConfiguration.mask), caFile: \(caFile ?? "none"), topicPrefix: \(topicPrefix), events: \(events), presence: \(presence), homeAssistant: \(homeAssistant), discoveryPrefix: \(discoveryPrefix))"
+    }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "url": url.description, "username": username as Any, "passwordFile": passwordFile as Any,
+            "password": password == nil ? "none" : GatewayConfiguration.mask, "caFile": caFile as Any,
+            "topicPrefix": topicPrefix, "events": events, "presence": presence, "homeAssistant": homeAssistant,
+            "discoveryPrefix": discoveryPrefix,
         ])
     }
 }

@@ -53,6 +53,19 @@ extension GatewayConfiguration {
             out.comment("no [server]: events are stored and logged only")
         }
 
+        if let mqtt {
+            out.table("mqtt")
+            out.string("url", mqtt.url.description)
+            out.optionalString("username", mqtt.username)
+            out.optionalString("password_file", mqtt.passwordFile)
+            out.string("ca_file", mqtt.caFile ?? "")
+            out.string("topic_prefix", mqtt.topicPrefix)
+            out.raw("events", "\(mqtt.events)")
+            out.raw("presence", "\(mqtt.presence)")
+            out.raw("homeassistant", "\(mqtt.homeAssistant)")
+            out.string("discovery_prefix", mqtt.discoveryPrefix)
+        }
+
         if let metrics {
             out.table("metrics")
             out.string("listen", metrics.listen?.description ?? "")

@@ -24,11 +24,14 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var persons: [Person]
     /// `[metrics]`; nil when the section is absent (see docs/fleet.md).
     public var metrics: Metrics?
+    /// `[mqtt]`, the site's bus; nil when the section is absent (see docs/site-bus.md).
+    public var mqtt: MQTT?
 
     public init(
         gateway: Gateway, bluetooth: Bluetooth = .init(), presence: Presence = .init(),
         server: Server? = nil, security: Security = .init(), leds: LEDs? = nil,
-        advertise: Advertise? = nil, persons: [Person] = [], metrics: Metrics? = nil
+        advertise: Advertise? = nil, persons: [Person] = [], metrics: Metrics? = nil,
+        mqtt: MQTT? = nil
     ) {
         self.gateway = gateway
         self.bluetooth = bluetooth
@@ -39,6 +42,7 @@ public struct GatewayConfiguration: Hashable, Sendable {
         self.advertise = advertise
         self.persons = persons
         self.metrics = metrics
+        self.mqtt = mqtt
     }
 
     /// Where the service looks when no `--config` is given.

@@ -72,7 +72,7 @@ extension AgentOnVirtualTimeTests {
         XCTAssertEqual(agent.run(), .stopped)
 
         XCTAssertEqual(listed, [
-            "StoreDriver", "RosterDriver", "IndicatorsDriver", "DeliveryDriver", "FleetDriver", "ControllerLinkDriver",
+            "StoreDriver", "RosterDriver", "IndicatorsDriver", "DeliveryDriver", "SiteBusDriver", "FleetDriver", "ControllerLinkDriver",
             "DoorBeaconAdvertiser", "ConnectionsDriver", "EnrolmentDriver",
         ], "every driver the door can have, in start order")
         XCTAssertEqual(agent.log.minimumLevel, .error, "the agent's own lines")
@@ -93,7 +93,7 @@ extension AgentOnVirtualTimeTests {
 
         guard case .failed = agent.run() else { return XCTFail("the controller cannot be opened") }
 
-        XCTAssertEqual(Self.names(agent.drivers), ["StoreDriver", "RosterDriver", "IndicatorsDriver", "DeliveryDriver", "FleetDriver"],
+        XCTAssertEqual(Self.names(agent.drivers), ["StoreDriver", "RosterDriver", "IndicatorsDriver", "DeliveryDriver", "SiteBusDriver", "FleetDriver"],
                        "every driver started before the controller")
         for driver in agent.drivers {
             XCTAssertEqual(agent.lifecycle.phase(of: driver), .closed, "\(type(of: driver)) stopped and closed")

@@ -1,0 +1,277 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import EventLoop
+
+/// The site bus on the agent's loop (docs/site-bus.md): performs `BusSession`'s actions
+/// over libmosquitto, in order, and feeds it what the library reports. It decides nothing:
+/// what the outbox gives and takes, the journal and the counters are the hooks'.
+public final class BusDriver {
+    /// Where to connect and as whom.
+    public struct Connection: Hashable, Sendable {
+        public var host: String
+        public var port: Int
+        public var usesTLS: Bool
+        public var caFile: String?
+        public var clientId: String
+        public var username: String?
+        public var password: [UInt8]?
+
+        public init(host: String, port: Int, usesTLS: Bool, caFile: String?, clientId: String, username: String?, password: [UInt8]?) {
+            self.host = host
+            self.port = port
+            self.usesTLS = usesTLS
+            self.caFile = caFile
+            self.clientId = clientId
+            self.username = username
+            self.password = password
+        }
+    }
+
+    public struct Hooks {
+        /// At most `limit` events the bus does not have yet, after `sequence`, in order.
+        public var readEvents: (_ after: Int64, _ limit: Int) -> [BusSession.Event]
+        /// The broker has these events: recorded as one batch per turn of the loop.
+        public var delivered: ([Int64]) -> Void
+        public var stateChanged: (BusSession.BusState) -> Void
+        public var refused: (BusRefusal) -> Void
+        /// A message was acknowledged (`accepted`) or refused by the broker.
+        public var published: (_ kind: BusTopicKind, _ accepted: Bool) -> Void
+
+        public init(readEvents: @escaping (Int64, Int) -> [BusSession.Event], delivered: @escaping ([Int64]) -> Void,
+                    stateChanged: @escaping (BusSession.BusState) -> Void, refused: @escaping (BusRefusal) -> Void,
+                    published: @escaping (BusTopicKind, Bool) -> Void) {
+            self.readEvents = readEvents
+            self.delivered = delivered
+            self.stateChanged = stateChanged
+            self.refused = refused
+            self.published = published
+        }
+    }
+
+    /// The keep-alive the door asks for (SPEC §18: at most 30 s).
+    public static let keepAliveSeconds = 30
+
+    private let loop: EventLoop
+    private let hooks: Hooks
+    public private(set) var session: BusSession
+    private var connection: Connection
+    private var client: MosquittoClient?
+    private var registration: EventLoop.Registration?
+    /// Message ids of the current client's publishes not yet acknowledged.
+    private var tokens: [Int32: BusSession.Token] = [:]
+    private lazy var timer = DeadlineTimer(loop: loop) { [unowned self] in self.perform(self.session.timerFired(at: self.loop.now)) }
+    private var miscTimer: EventLoop.TimerHandle?
+    private var deliveredBatch: [Int64] = []
+    private var flushRegistration: EventLoop.Registration?
+    private var performing = false
+    private var queued: [BusSession.Action] = []
+
+    public init(loop: EventLoop, connection: Connection, settings: BusSession.Settings, hooks: Hooks, seed: UInt64) {
+        self.loop = loop
+        self.connection = connection
+        self.hooks = hooks
+        session = BusSession(settings: settings, seed: seed)
+    }
+
+    public var isUp: Bool { session.isUp }
+
+    public func start() {
+        if flushRegistration == nil {
+            flushRegistration = loop.registerPendingSource(hasWork: { [unowned self] in !self.deliveredBatch.isEmpty }) { [unowned self] in
+                let batch = self.deliveredBatch
+                self.deliveredBatch = []
+                self.hooks.delivered(batch)
+            }
+        }
+        perform(session.start(at: loop.now))
+    }
+
+    /// New settings; a new broker or new credentials reconnect.
+    public func reconfigure(connection: Connection, settings: BusSession.Settings) {
+        session.reconfigure(settings)
+        guard connection != self.connection else { return }
+        self.connection = connection
+        if client != nil {
+            closeClient()
+            perform(session.connectionLost(.lost("the configuration changed"), at: loop.now))
+        }
+    }
+
+    /// `offline`, a clean disconnect, everything released.
+    public func stop() {
+        perform(session.stop())
+        if !deliveredBatch.isEmpty {
+            let batch = deliveredBatch
+            deliveredBatch = []
+            hooks.delivered(batch)
+        }
+        if let flushRegistration { loop.unregister(flushRegistration) }
+        flushRegistration = nil
+        closeClient()
+    }
+
+    public func eventsCommitted() {
+        perform(session.eventsCommitted(at: loop.now))
+    }
+
+    public func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) {
+        perform(session.setRetained(topic, payload: payload, kind: kind))
+    }
+
+    // MARK: Performing
+
+    private func perform(_ actions: [BusSession.Action]) {
+        queued += actions
+        // Actions that feed the machine (a read, a refused connect) come back here; they are
+        // queued behind the ones in hand so the order stays the machine's.
+        guard !performing else { return }
+        performing = true
+        defer { performing = false }
+        while !queued.isEmpty {
+            let action = queued.removeFirst()
+            perform(action)
+        }
+        updateWriteInterest()
+    }
+
+    private func perform(_ action: BusSession.Action) {
+        switch action {
+        case let .connect(version5):
+            openClient(version5: version5)
+        case .disconnect:
+            guard let client else { return }
+            client.disconnect()
+            flushBeforeClosing(client)
+            closeClient()
+        case let .publish(message, token):
+            guard let client else { return }
+            switch client.publish(message) {
+            case let .success(mid): tokens[mid] = token
+            case .failure: break // the connection is going; its loss is reported by the library
+            }
+            handle(client.drain())
+        case let .subscribe(topic):
+            _ = client?.subscribe(topic, qos: 1)
+        case let .readEvents(after, limit):
+            let events = hooks.readEvents(after, limit)
+            queued += session.eventsRead(events, limit: limit, at: loop.now)
+        case let .delivered(sequences):
+            deliveredBatch += sequences
+        case let .armTimer(deadline):
+            timer.arm(at: deadline)
+        case let .stateChanged(state):
+            hooks.stateChanged(state)
+        case let .refused(refusal):
+            hooks.refused(refusal)
+        }
+    }
+
+    private func openClient(version5: Bool) {
+        closeClient()
+        let will = BusMessage(topic: session.settings.topics.status, payload: BusPayloads.offline, retain: true, kind: .status)
+        let client: MosquittoClient
+        do {
+            client = try MosquittoClient(
+                clientId: connection.clientId, version5: version5,
+                credentials: .init(username: connection.username, password: connection.password), will: will,
+                tls: connection.usesTLS ? .init(caFile: connection.caFile) : nil,
+                maximumPayload: session.settings.maximumReceived
+            )
+        } catch {
+            queued += session.connectFailed(.unreachable("\(error)"), at: loop.now)
+            return
+        }
+        if let problem = client.connect(host: connection.host, port: connection.port, keepAliveSeconds: Self.keepAliveSeconds) {
+            queued += session.connectFailed(client.lastLibraryError.map { .tls($0) } ?? .unreachable(problem), at: loop.now)
+            return
+        }
+        let fd = client.socket
+        guard fd >= 0 else {
+            queued += session.connectFailed(.unreachable("no socket"), at: loop.now)
+            return
+        }
+        self.client = client
+        registration = loop.register(fileDescriptor: fd) { [unowned self] in self.readable() }
+        miscTimer = loop.schedule(after: .seconds(1)) { [unowned self] in self.miscDue() }
+        // What connecting queued (CONNECT, or a TLS handshake) may already have failed.
+        handle(client.drain())
+    }
+
+    private func closeClient() {
+        if let registration { loop.unregister(registration) }
+        registration = nil
+        if let miscTimer { _ = loop.cancel(miscTimer) }
+        miscTimer = nil
+        client = nil
+        tokens = [:]
+    }
+
+    /// The DISCONNECT (and an `offline` before it) are written before the socket closes:
+    /// at most a second, at the stop only.
+    private func flushBeforeClosing(_ client: MosquittoClient) {
+        var rounds = 0
+        while client.wantsWrite, client.socket >= 0, rounds < 10 {
+            var descriptor = pollfd(fd: client.socket, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+            _ = client.write()
+            rounds += 1
+        }
+    }
+
+    private func readable() {
+        guard let client else { return }
+        handle(client.read())
+        updateWriteInterest()
+    }
+
+    private func writable() {
+        guard let client else { return }
+        handle(client.write())
+        updateWriteInterest()
+    }
+
+    private func miscDue() {
+        miscTimer = nil
+        guard let client else { return }
+        handle(client.misc())
+        if self.client != nil { miscTimer = loop.schedule(after: .seconds(1)) { [unowned self] in self.miscDue() } }
+        updateWriteInterest()
+    }
+
+    private func updateWriteInterest() {
+        guard let registration, let client else { return }
+        loop.setWritableCallback(registration, client.wantsWrite ? { [unowned self] in self.writable() } : nil)
+    }
+
+    private func handle(_ happenings: [MosquittoClient.Happening]) {
+        guard let client, !happenings.isEmpty else { return }
+        var actions: [BusSession.Action] = []
+        for happening in happenings {
+            switch happening {
+            case let .connected(reason, sessionPresent):
+                if reason == 0 {
+                    actions += session.connected(sessionPresent: sessionPresent, at: loop.now)
+                } else {
+                    closeClient()
+                    actions += session.connectFailed(.connack(reason, version5: client.version5), at: loop.now)
+                }
+            case let .disconnected(code, reason):
+                let wasConnecting = session.state == .connecting
+                let fault: BusConnectionFault = code == MosquittoClient.tlsCode ? .tls(reason)
+                    : wasConnecting ? .unreachable(reason) : .lost(reason)
+                closeClient()
+                actions += wasConnecting ? session.connectFailed(fault, at: loop.now) : session.connectionLost(fault, at: loop.now)
+            case let .acknowledged(mid, reason):
+                guard let token = tokens.removeValue(forKey: mid) else { continue }
+                if case let .message(kind) = token { hooks.published(kind, reason < 0x80) }
+                if case .event = token { hooks.published(.events, reason < 0x80) }
+                actions += session.acknowledged(token, reason: reason, at: loop.now)
+            case let .message(topic, payload, payloadCount, qos, _):
+                let online = payload.map { $0.starts(with: BusPayloads.online) && $0.count == BusPayloads.online.count } ?? false
+                actions += session.received(topic: topic, payloadCount: payloadCount, payloadStartsOnline: online, qos: qos, at: loop.now)
+            }
+        }
+        perform(actions)
+    }
+}

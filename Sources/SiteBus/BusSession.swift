@@ -1,0 +1,359 @@
+import EventLoop
+import SplitMix
+
+/// The door's session with the site's broker as a sans-IO machine (docs/site-bus.md):
+/// it takes what happened (connected, refused, lost, acknowledged, received, the time)
+/// and returns what to do, in order; `BusDriver` performs it over libmosquitto.
+///
+/// It decides when to (re)connect (backoff with jitter, the longest delay for faults only
+/// an operator can fix), what a new connection publishes first (status `online`, then every
+/// retained message the door holds, then the outbox's events), the events' window and
+/// order, what a PUBACK means for the outbox, and what a received message is worth.
+/// Memory is bounded: the retained messages by persons × 2, events in flight by the window.
+public struct BusSession {
+    /// One event of the outbox to publish.
+    public struct Event: Hashable, Sendable {
+        public var sequence: Int64
+        public var body: [UInt8]
+        public init(sequence: Int64, body: [UInt8]) {
+            self.sequence = sequence
+            self.body = body
+        }
+    }
+
+    /// What a publish is, to know what its acknowledgement means.
+    public enum Token: Hashable, Sendable {
+        case event(Int64)
+        case message(BusTopicKind)
+    }
+
+    public enum Action: Equatable, Sendable {
+        /// Open a new connection (a new client: nothing of the old one's in-flight state
+        /// is kept; the outbox is the record), MQTT 5 unless `version5` is false.
+        case connect(version5: Bool)
+        /// Publish `offline` was asked before this: end the session cleanly.
+        case disconnect
+        case publish(BusMessage, Token)
+        case subscribe(String)
+        /// Read at most `limit` events this sink does not have yet, after `sequence`, and
+        /// answer with `eventsRead`.
+        case readEvents(after: Int64, limit: Int)
+        /// The broker has these events (PUBACK): record them delivered to the bus.
+        case delivered([Int64])
+        /// Wake `timerFired` then (nil: no timer).
+        case armTimer(Instant?)
+        /// The session's state changed: for the journal (once per change), the LEDs'
+        /// neighbours, `status`, the heartbeat and the metrics.
+        case stateChanged(BusState)
+        /// Something the broker or a subscriber sent was refused: counted and, once per
+        /// kind and minute, logged.
+        case refused(BusRefusal)
+    }
+
+    public enum BusState: Equatable, Sendable {
+        case connecting
+        case up
+        case down(BusConnectionFault)
+        case stopped
+    }
+
+    public struct Settings: Hashable, Sendable {
+        public var topics: BusTopics
+        public var events: Bool
+        public var homeAssistant: Bool
+        /// Events published and not yet acknowledged, at most.
+        public var window: Int = 20
+        public var maximumBackoff: Duration = .seconds(60)
+        /// A received message longer than this is refused (only Home Assistant's status is
+        /// read, a word).
+        public var maximumReceived = 1024
+        /// Home Assistant restarting (or a flood of its birth message) republishes at most
+        /// this often.
+        public var republishInterval: Duration = .seconds(5)
+
+        public init(topics: BusTopics, events: Bool, homeAssistant: Bool) {
+            self.topics = topics
+            self.events = events
+            self.homeAssistant = homeAssistant
+        }
+    }
+
+    public private(set) var settings: Settings
+    public private(set) var state: BusState = .stopped
+    private var started = false
+    private var version5 = true
+    private var failures = 0
+    private var reconnectAt: Instant?
+    private var jitter: SplitMix64
+
+    /// Retained messages the door holds (presence and discovery, by topic): published on
+    /// every connection, since a broker restarted without persistence has forgotten them.
+    private var retained: [String: BusMessage] = [:]
+    /// Topics to clear (an empty retained message) at the next connection.
+    private var clears: [String: BusTopicKind] = [:]
+    private var lastRepublish: Instant?
+    private var republishDue: Instant?
+
+    /// Events: the highest sequence published on this connection, those in flight, and
+    /// whether the last read found the outbox drained.
+    private var publishedThrough: Int64 = 0
+    private var inFlight: Set<Int64> = []
+    private var drained = false
+    /// After the broker refused an event (quota exceeded): no events before then.
+    private var eventsPausedUntil: Instant?
+
+    public init(settings: Settings, seed: UInt64) {
+        self.settings = settings
+        jitter = SplitMix64(seed: seed)
+    }
+
+    public var isUp: Bool { state == .up }
+    public var eventsInFlight: Int { inFlight.count }
+    public var retainedCount: Int { retained.count }
+
+    // MARK: Inputs
+
+    public mutating func start(at now: Instant) -> [Action] {
+        guard !started else { return [] }
+        started = true
+        return connect(now)
+    }
+
+    /// New settings (SIGHUP); the connection itself is rebuilt by the driver when the
+    /// broker or its credentials changed.
+    public mutating func reconfigure(_ settings: Settings) {
+        self.settings = settings
+    }
+
+    public mutating func connected(sessionPresent: Bool, at now: Instant) -> [Action] {
+        guard started, state == .connecting else { return [] }
+        failures = 0
+        reconnectAt = nil
+        state = .up
+        publishedThrough = 0
+        inFlight = []
+        drained = false
+        var actions: [Action] = [.stateChanged(.up)]
+        actions.append(.publish(statusMessage(online: true), .message(.status)))
+        if settings.homeAssistant { actions.append(.subscribe(settings.topics.homeAssistantStatus)) }
+        actions += publishClears()
+        actions += republishAll(at: now)
+        actions += pumpEvents(at: now)
+        actions.append(.armTimer(nextDeadline()))
+        return actions
+    }
+
+    /// The broker refused the connection, or it could not be made.
+    public mutating func connectFailed(_ fault: BusConnectionFault, at now: Instant) -> [Action] {
+        guard started, state == .connecting else { return [] }
+        if fault == .protocolVersion, version5 {
+            // Straight to 3.1.1: the broker answered, only the version was wrong.
+            version5 = false
+            return [.stateChanged(.down(fault)), .connect(version5: false), .stateChanged(.connecting)]
+        }
+        return wait(after: fault, at: now)
+    }
+
+    /// An established session ended (the broker closed it, the network went, keep-alive).
+    public mutating func connectionLost(_ fault: BusConnectionFault, at now: Instant) -> [Action] {
+        guard started, state == .up || state == .connecting else { return [] }
+        inFlight = []
+        return wait(after: fault, at: now)
+    }
+
+    /// The broker acknowledged a publish: `reason` is the PUBACK's reason code (0 success,
+    /// ≥ 0x80 refused; MQTT 3.1.1 has none: 0).
+    public mutating func acknowledged(_ token: Token, reason: Int, at now: Instant) -> [Action] {
+        guard state == .up else { return [] }
+        switch token {
+        case let .event(sequence):
+            guard inFlight.remove(sequence) != nil else { return [] }
+            if reason >= 0x80 {
+                // Not taken (a full broker, an ACL): the event stays in the outbox; the
+                // stream pauses and starts again from the outbox after a backoff.
+                failures += 1
+                eventsPausedUntil = now + delay(long: false)
+                publishedThrough = 0
+                drained = false
+                return [.refused(.publishRefused(reason: reason, kind: .events)), .armTimer(nextDeadline())]
+            }
+            return [.delivered([sequence])] + pumpEvents(at: now)
+        case let .message(kind):
+            return reason >= 0x80 ? [.refused(.publishRefused(reason: reason, kind: kind))] : []
+        }
+    }
+
+    /// The answer to `readEvents`: events in `sequence` order after the asked sequence.
+    public mutating func eventsRead(_ events: [Event], limit: Int, at now: Instant) -> [Action] {
+        guard state == .up, settings.events else { return [] }
+        var actions: [Action] = []
+        for event in events where event.sequence > publishedThrough {
+            publishedThrough = event.sequence
+            inFlight.insert(event.sequence)
+            actions.append(.publish(BusMessage(topic: settings.topics.events, payload: event.body, retain: false, kind: .events),
+                                    .event(event.sequence)))
+        }
+        if events.count < limit { drained = true }
+        return actions + (drained ? [] : pumpEvents(at: now))
+    }
+
+    /// Events were committed to the outbox.
+    public mutating func eventsCommitted(at now: Instant) -> [Action] {
+        drained = false
+        return pumpEvents(at: now)
+    }
+
+    /// A message on a subscribed topic (or not).
+    public mutating func received(topic: String, payloadCount: Int, payloadStartsOnline: Bool, qos: Int, at now: Instant) -> [Action] {
+        guard state == .up else { return [] }
+        guard topic == settings.topics.homeAssistantStatus, settings.homeAssistant else {
+            return [.refused(.unexpectedTopic)]
+        }
+        if qos > 1 { return [.refused(.qos2)] }
+        if payloadCount > settings.maximumReceived { return [.refused(.oversized)] }
+        guard payloadStartsOnline else { return [] }
+        // Home Assistant (re)started: it has what was retained, unless the broker lost it
+        // too; republished at most every `republishInterval`, whatever floods the topic.
+        if let last = lastRepublish, now < last + settings.republishInterval {
+            if republishDue == nil { republishDue = last + settings.republishInterval }
+            return [.armTimer(nextDeadline())]
+        }
+        return republishAll(at: now)
+    }
+
+    public mutating func timerFired(at now: Instant) -> [Action] {
+        var actions: [Action] = []
+        if let at = reconnectAt, now >= at, case .down = state {
+            reconnectAt = nil
+            actions += connect(now)
+        }
+        if let due = republishDue, now >= due, state == .up {
+            republishDue = nil
+            actions += republishAll(at: now)
+        }
+        if let until = eventsPausedUntil, now >= until {
+            eventsPausedUntil = nil
+            actions += pumpEvents(at: now)
+        }
+        actions.append(.armTimer(nextDeadline()))
+        return actions
+    }
+
+    /// The door stops: `offline`, retained, then a clean disconnect (which discards the will).
+    public mutating func stop() -> [Action] {
+        guard started else { return [] }
+        started = false
+        let wasUp = state == .up
+        state = .stopped
+        reconnectAt = nil
+        var actions: [Action] = []
+        if wasUp { actions.append(.publish(statusMessage(online: false), .message(.status))) }
+        actions += [.disconnect, .armTimer(nil), .stateChanged(.stopped)]
+        return actions
+    }
+
+    // MARK: Retained state
+
+    /// Sets the retained message of `topic` (presence or discovery); `nil` clears it (an
+    /// empty retained message, for a person removed).
+    public mutating func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) -> [Action] {
+        if let payload {
+            let message = BusMessage(topic: topic, payload: payload, retain: true, kind: kind)
+            clears[topic] = nil
+            guard retained[topic] != message else { return [] }
+            retained[topic] = message
+            return state == .up ? [.publish(message, .message(kind))] : []
+        }
+        guard retained.removeValue(forKey: topic) != nil || clears[topic] == nil else { return [] }
+        clears[topic] = kind
+        return state == .up ? publishClears() : []
+    }
+
+    /// The topics the door holds retained now.
+    public var retainedTopics: Set<String> { Set(retained.keys) }
+
+    // MARK: Steps
+
+    private mutating func connect(_ now: Instant) -> [Action] {
+        state = .connecting
+        return [.stateChanged(.connecting), .connect(version5: version5)]
+    }
+
+    private mutating func wait(after fault: BusConnectionFault, at now: Instant) -> [Action] {
+        failures += 1
+        state = .down(fault)
+        reconnectAt = now + delay(long: fault.needsOperator)
+        return [.stateChanged(.down(fault)), .armTimer(nextDeadline())]
+    }
+
+    /// About 1, 2, 4 … s, at most `maximumBackoff`, ±20 %; faults only an operator can fix
+    /// wait near the maximum. Jittered so doors that lost the broker together do not
+    /// return in lockstep.
+    private mutating func delay(long: Bool) -> Duration {
+        let maximum = Double(settings.maximumBackoff.components.seconds)
+        let nominal = long ? maximum : min(maximum, Double(1 << min(failures - 1, 20)))
+        let factor = 0.8 + 0.4 * jitter.unit()
+        return .milliseconds(Int64(min(maximum, nominal * factor) * 1000))
+    }
+
+    private func statusMessage(online: Bool) -> BusMessage {
+        BusMessage(topic: settings.topics.status, payload: online ? BusPayloads.online : BusPayloads.offline,
+                   retain: true, kind: .status)
+    }
+
+    private mutating func publishClears() -> [Action] {
+        let actions = clears.sorted { $0.key < $1.key }.map { topic, kind in
+            Action.publish(BusMessage(topic: topic, payload: [], retain: true, kind: kind), .message(kind))
+        }
+        clears = [:]
+        return actions
+    }
+
+    /// Discovery before presence: Home Assistant creates the entity, then reads its state.
+    private mutating func republishAll(at now: Instant) -> [Action] {
+        lastRepublish = now
+        republishDue = nil
+        let ordered = retained.values.sorted { ($0.kind == .discovery ? 0 : 1, $0.topic) < ($1.kind == .discovery ? 0 : 1, $1.topic) }
+        return ordered.map { .publish($0, .message($0.kind)) }
+    }
+
+    private mutating func pumpEvents(at now: Instant) -> [Action] {
+        guard state == .up, settings.events, !drained, eventsPausedUntil == nil else { return [] }
+        let room = settings.window - inFlight.count
+        guard room > 0 else { return [] }
+        return [.readEvents(after: publishedThrough, limit: room)]
+    }
+
+    private func nextDeadline() -> Instant? {
+        [reconnectAt, republishDue, eventsPausedUntil].compactMap { $0 }.min()
+    }
+}
+
+/// Something from the broker's side the door did not take (docs/site-bus.md): counted in
+/// `beacon_gateway_bus_refused_total{reason}`, logged once per reason and minute.
+public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
+    case unexpectedTopic
+    case qos2
+    case oversized
+    case publishRefused(reason: Int, kind: BusTopicKind)
+
+    public var reason: String {
+        switch self {
+        case .unexpectedTopic: "unexpected_topic"
+        case .qos2: "qos2"
+        case .oversized: "oversized"
+        case .publishRefused: "publish_refused"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unexpectedTopic: "a message on a topic the door did not subscribe to was ignored"
+        case .qos2: "a QoS 2 message was ignored (the door subscribes at QoS 1)"
+        case .oversized: "an oversized message was ignored"
+        case let .publishRefused(reason, kind):
+            reason == 0x97 ? "the broker refused a \(kind.rawValue) message: quota exceeded (0x97)"
+                : "the broker refused a \(kind.rawValue) message (reason \(hex(reason)))"
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import EventLoop
+@testable import SiteBus
+import Testing
+
+/// The session's decisions on virtual time (docs/site-bus.md): what a connection publishes
+/// first, the events' window and order, backoff, refusals, Home Assistant's births.
+struct BusSessionTests {
+    let topics = BusTopics(prefix: "bg", site: "S", gateway: "G", discoveryPrefix: "homeassistant")
+
+    func session(events: Bool = true, window: Int = 3) -> BusSession {
+        var settings = BusSession.Settings(topics: topics, events: events, homeAssistant: true)
+        settings.window = window
+        return BusSession(settings: settings, seed: 7)
+    }
+
+    func at(_ seconds: Double) -> Instant { Instant(nanoseconds: Int64(seconds * 1e9)) }
+
+    func publishes(_ actions: [BusSession.Action]) -> [BusMessage] {
+        actions.compactMap { if case let .publish(message, _) = $0 { message } else { nil } }
+    }
+
+    func reads(_ actions: [BusSession.Action]) -> [(Int64, Int)] {
+        actions.compactMap { if case let .readEvents(after, limit) = $0 { (after, limit) } else { nil } }
+    }
+
+    func event(_ sequence: Int64) -> BusSession.Event { .init(sequence: sequence, body: Array("e\(sequence)".utf8)) }
+
+    @Test func aConnectionPublishesStatusThenDiscoveryThenPresenceThenAsksForEvents() {
+        var bus = session()
+        _ = bus.setRetained(topics.presence("u1"), payload: [1], kind: .presence)
+        _ = bus.setRetained(topics.discovery("u1"), payload: [2], kind: .discovery)
+        #expect(bus.start(at: at(0)) == [.stateChanged(.connecting), .connect(version5: true)])
+        let actions = bus.connected(sessionPresent: false, at: at(0.1))
+        #expect(publishes(actions).map(\.topic) == [topics.status, topics.discovery("u1"), topics.presence("u1")])
+        #expect(publishes(actions).allSatisfy { $0.retain && $0.qos == 1 })
+        #expect(actions.contains(.subscribe("homeassistant/status")))
+        #expect(reads(actions).map(\.0) == [0] && reads(actions).map(\.1) == [3])
+    }
+
+    @Test func eventsGoOutInOrderWithinTheWindowAndEachPubackIsRecordedDelivered() {
+        var bus = session(window: 3)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        let first = bus.eventsRead([event(1), event(2), event(3)], limit: 3, at: at(0))
+        #expect(publishes(first).map(\.payload) == [Array("e1".utf8), Array("e2".utf8), Array("e3".utf8)])
+        #expect(reads(first).isEmpty) // the window is full
+        let ack = bus.acknowledged(.event(1), reason: 0, at: at(0.01))
+        #expect(ack.first == .delivered([1]))
+        #expect(reads(ack).map(\.0) == [3] && reads(ack).map(\.1) == [1])
+        // A drained outbox waits for the next commit.
+        #expect(bus.eventsRead([], limit: 1, at: at(0.02)).isEmpty)
+        #expect(bus.acknowledged(.event(2), reason: 0, at: at(0.03)) == [.delivered([2])])
+        #expect(reads(bus.eventsCommitted(at: at(1))).map(\.0) == [3])
+    }
+
+    @Test func aLostConnectionStartsTheEventsAgainFromTheOutbox() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(5), event(6)], limit: 3, at: at(0))
+        let lost = bus.connectionLost(.lost("closed"), at: at(1))
+        #expect(lost.first == .stateChanged(.down(.lost("closed"))))
+        // The first retry comes after about a second (±20 %).
+        guard case let .armTimer(deadline?) = lost.last else { Issue.record("no timer"); return }
+        #expect(deadline >= at(1.8) && deadline <= at(2.2))
+        #expect(bus.timerFired(at: at(1.5)).allSatisfy { if case .connect = $0 { false } else { true } })
+        #expect(bus.timerFired(at: deadline).contains(.connect(version5: true)))
+        let again = bus.connected(sessionPresent: true, at: deadline)
+        // Events not acknowledged are read from the outbox again, from the start.
+        #expect(reads(again).map(\.0) == [0])
+        // A late PUBACK of the old connection means nothing now.
+        #expect(bus.acknowledged(.event(5), reason: 0, at: deadline).isEmpty)
+    }
+
+    @Test func backoffDoublesToTheMaximumAndFaultsOnlyAnOperatorCanFixWaitTheLongest() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        var now = at(0)
+        var delays: [Double] = []
+        for _ in 0 ..< 9 {
+            let actions = bus.connectFailed(.unreachable("refused"), at: now)
+            guard case let .armTimer(deadline?) = actions.last else { Issue.record("no timer"); return }
+            delays.append(Double((deadline - now).components.seconds) + Double((deadline - now).components.attoseconds) / 1e18)
+            now = deadline
+            _ = bus.timerFired(at: now)
+        }
+        #expect(delays[0] >= 0.8 && delays[0] <= 1.2)
+        #expect(delays[3] >= 6.4 && delays[3] <= 9.6)
+        #expect(delays.last! <= 60 && delays.last! >= 48)
+        let refused = bus.connectFailed(.badCredentials, at: now)
+        guard case let .armTimer(deadline?) = refused.last else { Issue.record("no timer"); return }
+        #expect(deadline - now >= .seconds(48))
+    }
+
+    @Test func aBrokerWithoutMQTT5IsAskedAgainAtOnceIn311() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        let actions = bus.connectFailed(.protocolVersion, at: at(0.1))
+        #expect(actions.contains(.connect(version5: false)))
+        _ = bus.connected(sessionPresent: false, at: at(0.2))
+        _ = bus.connectionLost(.lost("x"), at: at(1))
+        #expect(bus.timerFired(at: at(10)).contains(.connect(version5: false)))
+    }
+
+    @Test func aRefusedEventPausesTheStreamAndItStartsAgainFromTheOutbox() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(1)], limit: 3, at: at(0))
+        let refused = bus.acknowledged(.event(1), reason: 0x97, at: at(1))
+        #expect(refused.first == .refused(.publishRefused(reason: 0x97, kind: .events)))
+        #expect(!refused.contains(.delivered([1])))
+        #expect(reads(bus.eventsCommitted(at: at(1.1))).isEmpty) // paused
+        let resumed = bus.timerFired(at: at(5))
+        #expect(reads(resumed).map(\.0) == [0])
+    }
+
+    @Test func homeAssistantBirthsRepublishAtMostEveryFiveSeconds() {
+        var bus = session()
+        _ = bus.setRetained(topics.discovery("u1"), payload: [2], kind: .discovery)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        let birth = bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 1, at: at(10))
+        #expect(publishes(birth).map(\.topic) == [topics.discovery("u1")])
+        var flood: [BusSession.Action] = []
+        for step in 1 ... 100 {
+            flood += bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 1, at: at(10 + Double(step) * 0.01))
+        }
+        #expect(publishes(flood).isEmpty)
+        #expect(publishes(bus.timerFired(at: at(15))).map(\.topic) == [topics.discovery("u1")])
+    }
+
+    @Test func whatTheDoorDidNotAskForIsRefusedAndCounted() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        #expect(bus.received(topic: "other/topic", payloadCount: 3, payloadStartsOnline: false, qos: 1, at: at(1)) == [.refused(.unexpectedTopic)])
+        #expect(bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 2, at: at(1)) == [.refused(.qos2)])
+        #expect(bus.received(topic: "homeassistant/status", payloadCount: 1 << 20, payloadStartsOnline: false, qos: 1, at: at(1)) == [.refused(.oversized)])
+    }
+
+    @Test func retainedTopicsAreClearedOnceAndHeldOnlyWhileSet() {
+        var bus = session()
+        _ = bus.setRetained(topics.presence("u1"), payload: [1], kind: .presence)
+        #expect(bus.retainedCount == 1)
+        _ = bus.setRetained(topics.presence("u1"), payload: nil, kind: .presence)
+        #expect(bus.retainedCount == 0)
+        _ = bus.start(at: at(0))
+        let connected = bus.connected(sessionPresent: false, at: at(0))
+        #expect(publishes(connected).filter { $0.topic == topics.presence("u1") }.map(\.payload) == [[]])
+        // Cleared once: the next connection does not clear it again.
+        _ = bus.connectionLost(.lost("x"), at: at(1))
+        _ = bus.timerFired(at: at(3))
+        #expect(publishes(bus.connected(sessionPresent: false, at: at(3))).allSatisfy { $0.topic != topics.presence("u1") })
+        // The same payload again publishes nothing new.
+        _ = bus.setRetained(topics.presence("u2"), payload: [1], kind: .presence)
+        #expect(bus.setRetained(topics.presence("u2"), payload: [1], kind: .presence).isEmpty)
+    }
+
+    @Test func theStopSaysOfflineThenDisconnects() {
+        var bus = session()
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        let stop = bus.stop()
+        #expect(publishes(stop).map(\.payload) == [BusPayloads.offline])
+        #expect(stop.contains(.disconnect))
+        #expect(bus.start(at: at(1)) == [.stateChanged(.connecting), .connect(version5: true)])
+    }
+}
