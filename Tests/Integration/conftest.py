@@ -189,3 +189,48 @@ def requests_follow_the_api_document():
                 if problem.startswith("request ")]
     EventServer.made.clear()
     assert problems == [], "requests the API document does not describe"
+
+
+# --- the site bus: a real mosquitto on loopback (broker.py) ---------------------------
+
+# The TLS broker's accounts: the door's, and one for the tests' own subscribers.
+MQTT_USERS = {"door-test": "door-test-password", "observer": "observer-password"}
+
+
+@pytest.fixture(scope="session")
+def mqtt_tls_files(tmp_path_factory):
+    """One CA, server certificate and unrelated CA for the session's TLS brokers."""
+    from broker import TLSFiles
+    return TLSFiles.make(tmp_path_factory.mktemp("mqtt-tls"))
+
+
+@pytest.fixture
+def mqtt_broker_factory(request, tmp_path):
+    """make(users=…, tls=…, persistence=…, extra_config=…) → a started broker.Broker in the
+    test's tmp_path. Each is closed after the test, its subscribers with it; a failing
+    test shows each broker's log (printed at teardown: pytest shows it only on failure)."""
+    from broker import Broker
+    brokers = []
+
+    def make(*, tls: bool = False, **kwargs) -> Broker:
+        tls_files = request.getfixturevalue("mqtt_tls_files") if tls else None
+        broker = Broker(tmp_path / f"broker-{len(brokers)}", tls=tls, tls_files=tls_files, **kwargs)
+        brokers.append(broker)
+        return broker.start()
+
+    yield make
+    for broker in brokers:
+        broker.close()
+        print(f"--- mosquitto log ({broker.log_path}) ---\n{broker.log_tail()}")
+
+
+@pytest.fixture
+def mqtt_broker(mqtt_broker_factory):
+    """A plain broker: anonymous clients, no TLS, no persistence."""
+    return mqtt_broker_factory()
+
+
+@pytest.fixture
+def mqtt_tls_broker(mqtt_broker_factory):
+    """A broker that wants a password (MQTT_USERS) on both its plain and its TLS listener."""
+    return mqtt_broker_factory(tls=True, users=MQTT_USERS)
