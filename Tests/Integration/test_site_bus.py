@@ -1,0 +1,211 @@
+"""The site bus (docs/site-bus.md) end to end: the real binary against a real mosquitto on
+loopback (broker.py) and the virtual world. A paho-mqtt subscriber watches the door's
+topics; every wait is on a message, a log line or an outbox row, with a timeout.
+
+Skipped (with the reason) when the binary is missing: set BEACON_GATEWAY_BIN or build
+.build/debug/beacon-gateway."""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+
+import pytest
+
+from conftest import MQTT_USERS, wait_until
+from test_run import (GATEWAY_ID, agents, person_id, scenario, world_tag, write_config)  # noqa: F401 - fixtures
+
+SITE = "S_TEST"
+PREFIX = "beacon-gateway"
+BASE = f"{PREFIX}/{SITE}/{GATEWAY_ID}"
+STATUS = f"{BASE}/status"
+
+
+def presence_topic(index: int) -> str:
+    return f"{BASE}/presence/{person_id(index)}"
+
+
+def discovery_topic(index: int) -> str:
+    return f"homeassistant/binary_sensor/{GATEWAY_ID}/{person_id(index)}/config"
+
+
+def bus_config(tmp_path: pathlib.Path, world, persons: list[int], url: str, *, user: str | None = None,
+               ca_file: pathlib.Path | None = None, extra: str = "", **kwargs) -> pathlib.Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    config = write_config(tmp_path, world.transport, persons, **kwargs)
+    lines = ["", "[mqtt]", f'url = "{url}"']
+    if user is not None:
+        password_file = tmp_path / "mqtt-password"
+        password_file.write_text(MQTT_USERS[user] + "\n")
+        os.chmod(password_file, 0o600)
+        lines += [f'username = "{user}"', f'password_file = "{password_file}"']
+    if ca_file is not None:
+        lines += [f'ca_file = "{ca_file}"']
+    config.write_text(config.read_text() + "\n".join(lines) + "\n" + extra)
+    return config
+
+
+def last_json(bus, topic: str) -> dict | None:
+    messages = bus.on(topic)
+    if not messages or not messages[-1].payload:
+        return None
+    return json.loads(messages[-1].payload)
+
+
+def pinned_world(world_factory, count: int):
+    """Tags pinned out of range: a test brings each in with set-distance."""
+    return world_factory(scenario(*[world_tag(i, path=[[0, None]]) for i in range(count)]))
+
+
+def test_status_discovery_and_presence_follow_a_visit_and_the_stop_says_offline(gateway_bin, world_factory, agents,
+                                                                              mqtt_broker, tmp_path):
+    world = world_factory(scenario(world_tag(0, path=[[0, None], [1, None], [1.01, 1.0], [4, 1.0], [4.01, None]]),
+                                   world_tag(1, path=[[0, None]])))
+    world.control("mute")
+    bus = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    agent = agents(gateway_bin, bus_config(tmp_path, world, [0, 1], mqtt_broker.url))
+    agent.wait_log(r"controller up")
+    agent.wait_log(r"site bus up")
+
+    bus.wait_message(STATUS, payload="online", retain=False)
+    for index in (0, 1):
+        config = json.loads(bus.wait_message(discovery_topic(index)).payload)
+        # What Home Assistant reads (its MQTT binary_sensor and device fields).
+        assert config["device_class"] == "presence"
+        assert config["state_topic"] == presence_topic(index)
+        assert config["value_template"] == "{{ value_json.state }}"
+        assert config["payload_on"] == "present" and config["payload_off"] == "away"
+        assert config["availability_topic"] == STATUS
+        assert config["unique_id"] == f"beacon-gateway_{GATEWAY_ID}_{person_id(index)}"
+        assert config["name"] == f"Person {index + 1}"
+        assert config["device"]["identifiers"] == [GATEWAY_ID]
+        assert config["device"]["model"] == "beacon-gateway" and config["device"]["sw_version"]
+        away = json.loads(bus.wait_message(presence_topic(index)).payload)
+        assert away["state"] == "away" and away["rssi"] is None and away["since"].endswith("Z")
+
+    world.control("restart-script")
+    world.control("unmute")
+    bus.wait_for(lambda messages: (last_json(bus, presence_topic(0)) or {}).get("state") == "present", 20,
+                 "person 0 present")
+    present = last_json(bus, presence_topic(0))
+    assert -80 < present["rssi"] < -40, present
+    bus.wait_for(lambda messages: (last_json(bus, presence_topic(0)) or {}).get("state") == "away", 20,
+                 "person 0 away again")
+    # Person 1 never came: their presence was published once, away.
+    assert [json.loads(m.payload)["state"] for m in bus.on(presence_topic(1))] == ["away"]
+
+    # A new subscriber gets the retained state.
+    late = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    late.wait_message(STATUS, payload="online", retain=True)
+    assert json.loads(late.wait_message(presence_topic(0), retain=True).payload)["state"] == "away"
+    late.wait_message(discovery_topic(1), retain=True)
+
+    assert agent.stop() == 0
+    bus.wait_message(STATUS, payload="offline")
+    assert mqtt_broker.subscriber(STATUS).wait_message(STATUS, retain=True).payload == b"offline"
+
+
+def test_kill_9_leaves_the_will_offline_and_a_restart_says_online_again(gateway_bin, world_factory, agents,
+                                                                      mqtt_broker_factory, tmp_path):
+    # The will is sent when the broker notices the door gone: at once for a closed socket.
+    broker = mqtt_broker_factory()
+    world = pinned_world(world_factory, 1)
+    config = bus_config(tmp_path, world, [0], broker.url)
+    bus = broker.subscriber(STATUS)
+    agent = agents(gateway_bin, config)
+    bus.wait_message(STATUS, payload="online")
+    agent.process.send_signal(signal.SIGKILL)
+    agent.process.wait()
+    bus.wait_message(STATUS, payload="offline")
+    bus.clear()
+    agents(gateway_bin, config)
+    bus.wait_message(STATUS, payload="online")
+
+
+def test_a_broker_restarted_without_persistence_gets_the_retained_state_again(gateway_bin, world_factory, agents,
+                                                                             mqtt_broker, tmp_path):
+    world = pinned_world(world_factory, 2)
+    agent = agents(gateway_bin, bus_config(tmp_path, world, [0, 1], mqtt_broker.url))
+    agent.wait_log(r"site bus up")
+    first = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    first.wait_for(lambda m: all(first.on(t) for t in (STATUS, presence_topic(1), discovery_topic(1))), 10,
+                   "the retained state")
+
+    mqtt_broker.stop()
+    agent.wait_log(r"site bus down")
+    mqtt_broker.start()
+    agent.wait_log(r"site bus up", count=2, timeout=30)
+    # Nothing survived in the broker: what a new subscriber sees retained was published again.
+    again = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    again.wait_for(lambda m: all(any(x.retain for x in again.on(t))
+                                 for t in (STATUS, presence_topic(0), presence_topic(1), discovery_topic(0),
+                                           discovery_topic(1))), 10, "every retained topic back")
+    # The loss was logged once, not per retry.
+    assert len(agent.lines(r"site bus down")) == 1, agent.lines(r"site bus")
+
+
+def test_home_assistant_restarting_gets_discovery_and_presence_again(gateway_bin, world_factory, agents,
+                                                                     mqtt_broker, tmp_path):
+    world = pinned_world(world_factory, 1)
+    agent = agents(gateway_bin, bus_config(tmp_path, world, [0], mqtt_broker.url))
+    agent.wait_log(r"site bus up")
+    bus = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/binary_sensor/#"])
+    bus.wait_message(discovery_topic(0))
+    bus.clear()
+    mqtt_broker.publish("homeassistant/status", "online")
+    bus.wait_message(discovery_topic(0))
+    bus.wait_message(presence_topic(0))
+    # A flood of births republishes at most once per 5 s.
+    bus.clear()
+    for _ in range(20):
+        mqtt_broker.publish("homeassistant/status", "online")
+    bus.wait_message(discovery_topic(0))
+    births = len(bus.on(discovery_topic(0)))
+    assert births <= 2, births
+
+
+def test_a_person_removed_by_sighup_has_their_retained_topics_cleared(gateway_bin, world_factory, agents,
+                                                                       mqtt_broker, tmp_path):
+    world = pinned_world(world_factory, 2)
+    config = bus_config(tmp_path, world, [0, 1], mqtt_broker.url)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    bus = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    bus.wait_message(discovery_topic(1))
+    config.write_text(bus_config(tmp_path, world, [0], mqtt_broker.url).read_text())
+    agent.signal(signal.SIGHUP)
+    bus.wait_message(discovery_topic(1), payload=b"")
+    bus.wait_message(presence_topic(1), payload=b"")
+    later = mqtt_broker.subscriber([f"{PREFIX}/#", "homeassistant/#"])
+    later.wait_message(discovery_topic(0), retain=True)
+    assert later.on(discovery_topic(1)) == [] and later.on(presence_topic(1)) == []
+
+
+def test_tls_with_a_password_connects_and_a_wrong_ca_or_password_is_named(gateway_bin, world_factory, agents,
+                                                                         mqtt_tls_broker, tmp_path):
+    world = pinned_world(world_factory, 1)
+    good = agents(gateway_bin, bus_config(tmp_path / "good", world, [0], mqtt_tls_broker.tls_url, user="door-test",
+                                          ca_file=mqtt_tls_broker.ca_file))
+    good.wait_log(r"site bus up")
+    bus = mqtt_tls_broker.subscriber(STATUS, tls=True)
+    bus.wait_message(STATUS, payload="online")
+    assert MQTT_USERS["door-test"] not in good.log()
+    assert good.stop() == 0
+
+    wrong_ca = agents(gateway_bin, bus_config(tmp_path / "ca", world, [0], mqtt_tls_broker.tls_url, user="door-test",
+                                              ca_file=mqtt_tls_broker.wrong_ca_file))
+    line = wrong_ca.wait_log(r"site bus down")[0]
+    assert "TLS handshake failed" in line and "certificate" in line, line
+    # The door goes on deciding: the controller came up and it scans.
+    wrong_ca.wait_log(r"controller up")
+    assert wrong_ca.stop() == 0
+
+    wrong_password = bus_config(tmp_path / "password", world, [0], mqtt_tls_broker.tls_url, user="door-test",
+                                ca_file=mqtt_tls_broker.ca_file)
+    (tmp_path / "password" / "mqtt-password").write_text("not-the-password\n")
+    refused = agents(gateway_bin, wrong_password)
+    line = refused.wait_log(r"site bus down")[0]
+    assert "user name or password" in line, line
+    assert refused.stop() == 0
