@@ -253,6 +253,18 @@ final class ValidConfigurationTests: XCTestCase {
         // No tag firmware outside the test world runs the proof protocol yet: an example
         // person who needed a proof would never be checked in.
         XCTAssertFalse(config.persons.contains(where: \.requireProof))
+        XCTAssertNil(config.mqtt, "the example's [mqtt] is commented out: a door without a broker must start")
+
+        // The commented [mqtt] block, uncommented, is valid as written.
+        let text = String(decoding: example.bytes, as: UTF8.self)
+        let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("#[mqtt]") || (line.hasPrefix("#") && !line.hasPrefix("##") && line.dropFirst().first.map { $0 != " " } == true)
+                ? String(line.dropFirst()) : String(line)
+        }.joined(separator: "\n")
+        fs.add("/etc/beacon-gateway/mqtt-password", "pw\n")
+        let withBus = try GatewayConfiguration.parse(text: uncommented, file: "/etc/beacon-gateway/gateway.toml", fileSystem: fs)
+        XCTAssertEqual(withBus.mqtt?.url.description, "mqtts://broker.example.org:8883")
+        XCTAssertEqual(withBus.mqtt?.username, "door-lab-301")
     }
 }
 
