@@ -17,8 +17,8 @@ final class FleetObserver {
     /// The file's persons; `rosterStatus()` reports the server roster instead while one is in force.
     var roster = RosterStatus.file(persons: 0)
     var lastEventAtMillis: Int64?
-    /// The site bus's state and figures (`[mqtt]`).
-    var siteBus = SiteBusCounters()
+    /// The site bus's state and figures; nil without `[mqtt]`.
+    var siteBus: BusSnapshot?
     private(set) var recentEvents: [RecentEvent] = []
     static let recentEventCount = 10
     var controllerWasUp = false

@@ -20,7 +20,7 @@ extension GatewayAgent {
                                     oldestPendingSeconds: Double(status.oldestPendingAgeMillis ?? 0) / 1000)
         }
         let uptime = now - fleet.startedAt
-        return FleetSnapshot(
+        var snapshot = FleetSnapshot(
             gatewayId: configuration.gateway.id, siteId: configuration.gateway.site, doorId: configuration.gateway.door,
             version: options.appVersion, startedAtMillis: fleet.startedAtMillis, nowMillis: wall,
             uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
@@ -30,6 +30,8 @@ extension GatewayAgent {
             lastEventAtMillis: fleet.lastEventAtMillis, counters: fleet.counters,
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
+        snapshot.bus = fleet.siteBus
+        return snapshot
     }
 
     /// Open visits by person: since when (wall clock) and the filtered RSSI.

@@ -23,6 +23,8 @@ public struct FleetSnapshot: Hashable, Sendable {
     public var lastEventAtMillis: Int64?
     public var counters: FleetCounters
     public var process: ProcessSnapshot?
+    /// The site bus; nil without `[mqtt]`.
+    public var bus: BusSnapshot?
 
     public init(gatewayId: String, siteId: String? = nil, doorId: String? = nil, version: String,
                 startedAtMillis: Int64, nowMillis: Int64, uptimeSeconds: Int, clockSynced: Bool,

@@ -22,6 +22,15 @@ public enum HeartbeatBody {
         json.key("outbox"); outbox(s.outbox, into: &json)
         json.key("roster"); roster(s.roster, into: &json)
         json.key("lastEventAt"); json.string(s.lastEventAtMillis.map(timestamp))
+        if let bus = s.bus {
+            // SPEC §17's `site`: the bus, and the neighbouring doors heard on it (none yet).
+            json.key("site")
+            json.beginObject()
+            json.key("bus"); json.string(bus.isUp ? "up" : "down")
+            json.key("neighbours"); json.number(0)
+            json.key("heard"); json.number(0)
+            json.endObject()
+        }
         json.endObject()
         return json.text
     }

@@ -69,6 +69,21 @@ public enum MetricsExposition {
                    "What a salvage could not read (its rows lost): stretches of the events table, or whole files.")
         out.sample("beacon_gateway_salvage_unreadable_total", labels: [("part", "stretch")], corruption.unreadableStretches)
         out.sample("beacon_gateway_salvage_unreadable_total", labels: [("part", "file")], corruption.unreadableFiles)
+        if let bus = snapshot.bus {
+            out.family("beacon_gateway_bus_up", .gauge, "1 while the session with the site's MQTT broker is up.")
+            out.sample("beacon_gateway_bus_up", bus.isUp ? 1 : 0)
+            out.family("beacon_gateway_bus_published_total", .counter, "Messages the broker acknowledged or refused, by topic kind and result.")
+            for kind in ["status", "events", "presence", "discovery"] {
+                for result in ["accepted", "refused"] {
+                    out.sample("beacon_gateway_bus_published_total", labels: [("topic_kind", kind), ("result", result)],
+                               bus.published[.init(topicKind: kind, result: result)] ?? 0)
+                }
+            }
+            out.family("beacon_gateway_bus_refused_total", .counter, "Messages from the broker's side the door refused, by reason.")
+            for reason in ["unexpected_topic", "qos2", "oversized", "publish_refused"] {
+                out.sample("beacon_gateway_bus_refused_total", labels: [("reason", reason)], bus.refused[reason] ?? 0)
+            }
+        }
         out.family("beacon_gateway_clock_synced", .gauge, "1 while the kernel reports the system clock synchronised.")
         out.sample("beacon_gateway_clock_synced", snapshot.clockSynced ? 1 : 0)
         out.family("beacon_gateway_paused", .gauge, "1 while check-ins are paused by the server.")

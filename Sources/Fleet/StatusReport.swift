@@ -59,6 +59,14 @@ public struct StatusReport: Hashable, Sendable {
         }
         json.endArray()
         json.key("roster"); HeartbeatBody.roster(s.roster, into: &json)
+        if let bus = s.bus {
+            json.key("bus")
+            json.beginObject()
+            json.key("state"); json.string(bus.state)
+            json.key("error"); json.string(bus.error)
+            json.key("eventsDelivered"); json.number(Int(clamping: bus.eventsDelivered))
+            json.endObject()
+        }
         json.endObject()
         return json.text + "\n"
     }
@@ -74,6 +82,11 @@ public struct StatusReport: Hashable, Sendable {
             "clock       \(s.clockSynced ? "synchronised" : "NOT synchronised")",
             "roster      \(s.roster.source)\(s.roster.revision.map { " \($0)" } ?? ""), \(s.roster.persons) persons\(s.roster.error.map { " (error: \($0))" } ?? "")",
             "outbox      \(s.outbox.pending) pending, \(s.outbox.dead) dead, \(s.outbox.rejected) rejected",
+        ]
+        if let bus = s.bus {
+            lines.append("site bus    \(bus.state)\(bus.error.map { " (\($0))" } ?? ""), \(bus.eventsDelivered) events delivered")
+        }
+        lines += [
             "present     \(visits.count)",
         ]
         for visit in visits {

@@ -15,7 +15,8 @@ import signal
 import pytest
 
 from conftest import MQTT_USERS, wait_until
-from test_run import (GATEWAY_ID, agents, person_id, scenario, world_tag, write_config)  # noqa: F401 - fixtures
+from test_run import (GATEWAY_ID, agents, event_server, person_id, scenario, world_tag,  # noqa: F401 - fixtures
+                      write_config)
 
 SITE = "S_TEST"
 PREFIX = "beacon-gateway"
@@ -209,3 +210,40 @@ def test_tls_with_a_password_connects_and_a_wrong_ca_or_password_is_named(gatewa
     line = refused.wait_log(r"site bus down")[0]
     assert "user name or password" in line, line
     assert refused.stop() == 0
+
+
+def test_the_heartbeat_metrics_and_status_show_the_bus_up_and_down(gateway_bin, world_factory, agents, event_server,
+                                                                   mqtt_broker, tmp_path):
+    from test_fleet import free_port, heartbeats, scrape, status, value
+    world = pinned_world(world_factory, 1)
+    port = free_port()
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o750)
+    config = bus_config(tmp_path, world, [0], mqtt_broker.url, server=event_server,
+                        extra=f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
+    config.write_text(config.read_text().replace("max_backoff_s = 2", "max_backoff_s = 2\nheartbeat_s = 1"))
+    agent = agents(gateway_bin, config, env={"RUNTIME_DIRECTORY": str(runtime)})
+    agent.wait_log(r"site bus up")
+    # The event server validates every heartbeat against docs/api/openapi.yaml.
+    wait_until(lambda: any(b["body"].get("site") == {"bus": "up", "neighbours": 0, "heard": 0}
+                           for b in heartbeats(event_server)), 20, "a heartbeat with the bus up")
+    families = wait_until(lambda: (lambda f: f if value(f, "beacon_gateway_bus_up") == 1 else None)(scrape(port)), 10,
+                          "bus_up 1")
+    assert value(families, "beacon_gateway_bus_published", "beacon_gateway_bus_published_total",
+                 topic_kind="discovery", result="accepted") >= 1
+    report = json.loads(status(gateway_bin, runtime, "--json").stdout)
+    assert report["bus"]["state"] == "up" and report["bus"]["error"] is None
+    assert "site bus    up" in status(gateway_bin, runtime).stdout
+
+    mqtt_broker.stop()
+    agent.wait_log(r"site bus down")
+    count = len(heartbeats(event_server))
+    wait_until(lambda: any(b["body"].get("site", {}).get("bus") == "down" for b in heartbeats(event_server)[count:]), 20,
+               "a heartbeat with the bus down")
+    # /metrics serves one body for a second (docs/fleet.md): the next one says it.
+    wait_until(lambda: value(scrape(port), "beacon_gateway_bus_up") == 0, 10, "bus_up 0")
+    report = json.loads(status(gateway_bin, runtime, "--json").stdout)
+    assert report["bus"]["state"] == "down" and "the session with the broker ended" in report["bus"]["error"], report["bus"]
+    snapshot = event_server.snapshot()
+    assert snapshot["schemaProblems"] == [], snapshot["schemaProblems"]
+

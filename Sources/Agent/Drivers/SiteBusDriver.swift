@@ -1,6 +1,7 @@
 import AttendanceEvents
 import Config
 import EventLoop
+import Fleet
 import GatewayCore
 import Journal
 import SiteBus
@@ -17,7 +18,7 @@ final class SiteBusDriver: AgentDriver {
         var readEvents: (_ after: Int64, _ limit: Int) -> [BusSession.Event]
         var delivered: ([Int64]) -> Void
         /// The bus's state and figures changed (for `status`, the heartbeat, the metrics).
-        var counters: (SiteBusCounters) -> Void
+        var counters: (BusSnapshot?) -> Void
     }
 
     private let loop: EventLoop
@@ -30,7 +31,7 @@ final class SiteBusDriver: AgentDriver {
     /// The persons whose presence and discovery are published, by id.
     private var published: Set<String> = []
     private var startedAtMillis: Int64 = 0
-    private(set) var counters = SiteBusCounters()
+    private(set) var counters = BusSnapshot()
     /// Refusals logged, by reason, with when: at most one line per reason and minute.
     private var refusalLogged: [String: Instant] = [:]
 
@@ -60,14 +61,15 @@ final class SiteBusDriver: AgentDriver {
                 stateChanged: { [unowned self] state in self.stateChanged(state) },
                 refused: { [unowned self] refusal in self.refused(refusal) },
                 published: { [unowned self] kind, accepted in
-                    self.counters.count(kind, accepted: accepted)
+                    self.counters.count(topicKind: kind.rawValue, accepted: accepted)
                     self.hooks.counters(self.counters)
                 }
             ),
             seed: UInt64.random(in: .min ... .max)
         )
         self.bus = bus
-        counters.configured = true
+        counters = BusSnapshot(state: "connecting")
+        hooks.counters(counters)
         log.log(.info, "site bus", ["url": mqtt.url.description, "topics": "\(mqtt.topicPrefix)/\(site)/\(configuration.gateway.id)"])
         publishPersons(configuration.persons)
         bus.start()
@@ -105,9 +107,8 @@ final class SiteBusDriver: AgentDriver {
         bus?.stop()
         bus = nil
         published = []
-        counters.configured = false
         counters.state = "off"
-        hooks.counters(counters)
+        hooks.counters(nil)
     }
 
     // MARK: What the door tells the bus
@@ -190,7 +191,7 @@ final class SiteBusDriver: AgentDriver {
             counters.state = "down"
             counters.error = text
         case .stopped:
-            counters.state = "off"
+            return
         }
         hooks.counters(counters)
     }
@@ -215,22 +216,5 @@ final class SiteBusDriver: AgentDriver {
             topics: BusTopics(prefix: mqtt.topicPrefix, site: site, gateway: gateway.id, discoveryPrefix: mqtt.discoveryPrefix),
             events: mqtt.events, homeAssistant: mqtt.homeAssistant
         )
-    }
-}
-
-/// The bus's figures for `status`, the heartbeat and the metrics (docs/site-bus.md).
-struct SiteBusCounters: Equatable {
-    var configured = false
-    /// `off`, `connecting`, `up` or `down`.
-    var state = "off"
-    var error: String?
-    var connects: UInt64 = 0
-    var eventsDelivered: UInt64 = 0
-    /// By topic kind and result (`accepted` / `refused`).
-    var published: [String: UInt64] = [:]
-    var refused: [String: UInt64] = [:]
-
-    mutating func count(_ kind: BusTopicKind, accepted: Bool) {
-        published["\(kind.rawValue)|\(accepted ? "accepted" : "refused")", default: 0] &+= 1
     }
 }
