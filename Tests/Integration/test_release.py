@@ -318,7 +318,8 @@ def test_deb_lists_the_binary_unit_conffile_and_docs(deb, release_bin):
     with tempfile.TemporaryDirectory() as data:
         subprocess.run(["dpkg-deb", "-x", str(deb), data], check=True)
         copyright_text = pathlib.Path(data, "usr/share/doc/beacon-gateway/copyright").read_text()
-        for licence in ("LGPL-2.1", "Apache-2.0", "Runtime Library Exception", "curl", "Zlib", "public domain"):
+        for licence in ("LGPL-2.1", "Apache-2.0", "Runtime Library Exception", "curl", "Zlib", "public domain",
+                        "EPL-2.0"):
             assert licence in copyright_text, f"copyright lacks {licence}"
         assert "relink-kit.tar.xz" in copyright_text
         project_licence = pathlib.Path(data, "usr/share/doc/beacon-gateway/LICENSE").read_text()
@@ -336,6 +337,7 @@ def test_relink_kit_relinks_the_executable(release_bin, tmp_path):
     subprocess.run(["tar", "-xJf", str(kit), "-C", str(tmp_path)], check=True)
     (root,) = [path for path in tmp_path.iterdir() if path.is_dir()]
     assert (root / "lib/libcurl.a").is_file() and any((root / "objects").rglob("*.o"))
+    assert (root / "lib/libmosquitto.a").is_file(), "the kit lacks the libmosquitto.a built from source"
     assert "libgpiod" in (root / "README").read_text()
     if FOREIGN:
         pytest.skip("relinking needs the build's own toolchain: the aarch64 one lives in scripts/cross/aarch64-root")
