@@ -249,3 +249,43 @@ def test_the_heartbeat_metrics_and_status_show_the_bus_up_and_down(gateway_bin, 
     snapshot = event_server.snapshot()
     assert snapshot["schemaProblems"] == [], snapshot["schemaProblems"]
 
+
+
+def test_what_the_broker_side_floods_the_door_with_is_refused_counted_and_bounded(gateway_bin, world_factory, agents,
+                                                                                  mqtt_broker, tmp_path):
+    from test_fleet import free_port, scrape, value
+    world = world_factory(scenario(world_tag(0, path=[[0, None], [1, None], [1.01, 1.0], [60, 1.0]])))
+    world.control("mute")
+    port = free_port()
+    agent = agents(gateway_bin, bus_config(tmp_path, world, [0], mqtt_broker.url,
+                                           extra=f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n'))
+    agent.wait_log(r"site bus up")
+    bus = mqtt_broker.subscriber([f"{PREFIX}/#"])
+    bus.wait_message(presence_topic(0))
+    # Home Assistant's status topic is the only one the door reads: 2 KiB there is refused
+    # (counted, logged once), 100 KiB never reaches it (MQTT 5's maximum packet size: the
+    # broker drops it for this client).
+    for _ in range(3):
+        mqtt_broker.publish("homeassistant/status", "x" * 2048)
+    mqtt_broker.publish("homeassistant/status", "y" * 100_000)
+    mqtt_broker.publish("homeassistant/status", "z" * 2048)
+
+    def oversized() -> float:
+        return value(scrape(port), "beacon_gateway_bus_refused", "beacon_gateway_bus_refused_total", reason="oversized")
+
+    # In order: the 100 KiB one, had it come, would be counted before the last 2 KiB one.
+    wait_until(lambda: oversized() >= 4, 10, "four oversized messages counted")
+    assert len(agent.lines(r"site bus: refused .*reason=oversized")) == 1, agent.lines("site bus")
+    # A retained flood on the discovery prefix (another integration's entities) never reaches
+    # the door: it does not subscribe there.
+    for index in range(200):
+        mqtt_broker.publish(f"homeassistant/binary_sensor/other/e{index}/config", "{}", retain=True)
+    assert value(scrape(port), "beacon_gateway_bus_refused", "beacon_gateway_bus_refused_total",
+                 reason="unexpected_topic") == 0
+    # The door went on deciding and publishing.
+    world.control("restart-script")
+    world.control("unmute")
+    bus.wait_for(lambda messages: (last_json(bus, presence_topic(0)) or {}).get("state") == "present", 20,
+                 "person 0 present after the flood")
+    assert agent.process.poll() is None
+    assert oversized() == 4, "the 100 KiB message reached the door"
