@@ -109,8 +109,6 @@ public final class GatewayAgent {
         hooks: SiteBusDriver.Hooks(
             persons: { [unowned self] in self.configuration.persons },
             openVisits: { [unowned self] in self.openVisitsByPerson() },
-            readEvents: { _, _ in [] },
-            delivered: { _ in },
             counters: { [unowned self] counters in self.fleet.siteBus = counters }
         )
     )

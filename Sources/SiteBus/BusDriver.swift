@@ -29,20 +29,13 @@ public final class BusDriver {
     }
 
     public struct Hooks {
-        /// At most `limit` events the bus does not have yet, after `sequence`, in order.
-        public var readEvents: (_ after: Int64, _ limit: Int) -> [BusSession.Event]
-        /// The broker has these events: recorded as one batch per turn of the loop.
-        public var delivered: ([Int64]) -> Void
         public var stateChanged: (BusSession.BusState) -> Void
         public var refused: (BusRefusal) -> Void
         /// A message was acknowledged (`accepted`) or refused by the broker.
         public var published: (_ kind: BusTopicKind, _ accepted: Bool) -> Void
 
-        public init(readEvents: @escaping (Int64, Int) -> [BusSession.Event], delivered: @escaping ([Int64]) -> Void,
-                    stateChanged: @escaping (BusSession.BusState) -> Void, refused: @escaping (BusRefusal) -> Void,
+        public init(stateChanged: @escaping (BusSession.BusState) -> Void, refused: @escaping (BusRefusal) -> Void,
                     published: @escaping (BusTopicKind, Bool) -> Void) {
-            self.readEvents = readEvents
-            self.delivered = delivered
             self.stateChanged = stateChanged
             self.refused = refused
             self.published = published
@@ -54,6 +47,11 @@ public final class BusDriver {
 
     private let loop: EventLoop
     private let hooks: Hooks
+    /// Where events come from and their PUBACKs go: the outbox's sink `mqtt`, while it is
+    /// started (none: no events are published).
+    public var events: (any BusEventSource)? {
+        didSet { if events != nil { eventsCommitted() } }
+    }
     public private(set) var session: BusSession
     private var connection: Connection
     private var client: MosquittoClient?
@@ -79,9 +77,7 @@ public final class BusDriver {
     public func start() {
         if flushRegistration == nil {
             flushRegistration = loop.registerPendingSource(hasWork: { [unowned self] in !self.deliveredBatch.isEmpty }) { [unowned self] in
-                let batch = self.deliveredBatch
-                self.deliveredBatch = []
-                self.hooks.delivered(batch)
+                self.flushDelivered()
             }
         }
         perform(session.start(at: loop.now))
@@ -101,11 +97,7 @@ public final class BusDriver {
     /// `offline`, a clean disconnect, everything released.
     public func stop() {
         perform(session.stop())
-        if !deliveredBatch.isEmpty {
-            let batch = deliveredBatch
-            deliveredBatch = []
-            hooks.delivered(batch)
-        }
+        flushDelivered()
         if let flushRegistration { loop.unregister(flushRegistration) }
         flushRegistration = nil
         closeClient()
@@ -117,6 +109,14 @@ public final class BusDriver {
 
     public func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) {
         perform(session.setRetained(topic, payload: payload, kind: kind))
+    }
+
+    /// What the broker acknowledged this turn of the loop, recorded in one transaction.
+    private func flushDelivered() {
+        guard !deliveredBatch.isEmpty else { return }
+        let batch = deliveredBatch
+        deliveredBatch = []
+        events?.delivered(batch)
     }
 
     // MARK: Performing
@@ -154,8 +154,8 @@ public final class BusDriver {
         case let .subscribe(topic):
             _ = client?.subscribe(topic, qos: 1)
         case let .readEvents(after, limit):
-            let events = hooks.readEvents(after, limit)
-            queued += session.eventsRead(events, limit: limit, at: loop.now)
+            let read = events?.events(after: after, limit: limit) ?? []
+            queued += session.eventsRead(read, limit: limit, at: loop.now)
         case let .delivered(sequences):
             deliveredBatch += sequences
         case let .armTimer(deadline):
@@ -274,4 +274,12 @@ public final class BusDriver {
         }
         perform(actions)
     }
+}
+
+/// The outbox as the bus reads it (the sink `mqtt`, docs/site-bus.md).
+public protocol BusEventSource: AnyObject {
+    /// At most `limit` events the bus does not have yet, after `sequence`, in order.
+    func events(after sequence: Int64, limit: Int) -> [BusSession.Event]
+    /// The broker acknowledged these events.
+    func delivered(_ sequences: [Int64])
 }

@@ -14,9 +14,6 @@ final class SiteBusDriver: AgentDriver {
         /// The persons in force and, for those with an open visit, since when and how loud.
         var persons: () -> [Person]
         var openVisits: () -> [String: (sinceMillis: Int64, rssi: Int?)]
-        /// At most `limit` events the bus has not had, after `sequence`, in order.
-        var readEvents: (_ after: Int64, _ limit: Int) -> [BusSession.Event]
-        var delivered: ([Int64]) -> Void
         /// The bus's state and figures changed (for `status`, the heartbeat, the metrics).
         var counters: (BusSnapshot?) -> Void
     }
@@ -44,6 +41,20 @@ final class SiteBusDriver: AgentDriver {
 
     var isConfigured: Bool { bus != nil }
 
+    /// The outbox's sink `mqtt` while it is started: the bus publishes its events.
+    var events: (any BusEventSource)? {
+        didSet { bus?.events = events }
+    }
+
+    /// The session, for the sink's figures.
+    var session: BusSession? { bus?.session }
+
+    /// Events the broker acknowledged (for `status`).
+    func countDelivered(_ count: Int) {
+        counters.eventsDelivered &+= UInt64(count)
+        hooks.counters(counters)
+    }
+
     func start(_ configuration: GatewayConfiguration) {
         guard let mqtt = configuration.mqtt, let site = configuration.gateway.site else { return }
         startedAtMillis = loop.wallMilliseconds
@@ -53,11 +64,6 @@ final class SiteBusDriver: AgentDriver {
             loop: loop, connection: Self.connection(mqtt, gateway: configuration.gateway),
             settings: Self.sessionSettings(mqtt, site: site, gateway: configuration.gateway),
             hooks: BusDriver.Hooks(
-                readEvents: hooks.readEvents,
-                delivered: { [unowned self] sequences in
-                    self.counters.eventsDelivered &+= UInt64(sequences.count)
-                    self.hooks.delivered(sequences)
-                },
                 stateChanged: { [unowned self] state in self.stateChanged(state) },
                 refused: { [unowned self] refusal in self.refused(refusal) },
                 published: { [unowned self] kind, accepted in
@@ -68,6 +74,7 @@ final class SiteBusDriver: AgentDriver {
             seed: UInt64.random(in: .min ... .max)
         )
         self.bus = bus
+        bus.events = events
         counters = BusSnapshot(state: "connecting")
         hooks.counters(counters)
         log.log(.info, "site bus", ["url": mqtt.url.description, "topics": "\(mqtt.topicPrefix)/\(site)/\(configuration.gateway.id)"])
