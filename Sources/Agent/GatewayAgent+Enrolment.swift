@@ -1,4 +1,5 @@
 import Config
+import Enrolment
 import Fleet
 import HostDrivers
 
@@ -43,7 +44,11 @@ extension GatewayAgent {
         do {
             enrolment = try EnrolmentDriver(link: link, dataPath: dataPath, doorBeacon: doorBeacon, connect: proofs?.connect,
                                             activeScanning: configuration.bluetooth.scan == .active,
-                                            gatewayId: configuration.gateway.id, log: log)
+                                            gatewayId: configuration.gateway.id,
+                                            identities: { [unowned self] person in
+                                                IdentityCheck(enrolling: person, persons: self.configuration.personIdentities,
+                                                              recentlySeen: self.core.recentlyResolvedAddresses)
+                                            }, log: log)
             startDrivers()
         } catch {
             log.log(.error, "cannot serve the enrolment GATT database", ["error": "\(error)"])
