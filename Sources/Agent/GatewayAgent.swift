@@ -117,6 +117,8 @@ public final class GatewayAgent {
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
     /// the first request.
     var enrolment: EnrolmentDriver?
+    /// `[security] enroll_group` as last looked up in /etc/group: the name and its gid.
+    var enrollGroupLookup: (name: String, gid: UInt32?)?
     /// Counters for the heartbeat, metrics and `status`.
     lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: loop.wallMilliseconds)
     /// The roster from the server; nil without `[server] roster = true`.
@@ -128,7 +130,8 @@ public final class GatewayAgent {
             snapshot: { [unowned self] in self.fleetSnapshot() },
             statusReport: { [unowned self] in self.statusReport() },
             beforeHeartbeat: { [unowned self] in self.delivery.kick() },
-            takeOver: { [unowned self] head in self.enrolmentTakeOver(head) }
+            takeOver: { [unowned self] head, peer in self.enrolmentTakeOver(head, peer: peer) },
+            admits: { [unowned self] peer in self.statusSocketAccess().allows(peer, .status) }
         )
     )
 

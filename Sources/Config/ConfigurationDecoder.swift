@@ -214,9 +214,17 @@ struct ConfigurationDecoder {
             }
             return .success(key)
         }
+        var enrollGroup: String?
+        if let group = table.string("enroll_group") {
+            if GatewayConfiguration.Security.isGroupName(group) {
+                enrollGroup = group
+            } else {
+                table.report("enroll_group", "must be a group name (1 to 32 of a-z 0-9 _ -, starting with a letter or _), got \(quoted(group))")
+            }
+        }
         // The path is kept even when the file is bad, so "needs a key" is not reported on
         // top for every require_proof tag.
-        return .init(masterKeyFile: secret.path, masterKey: secret.bytes)
+        return .init(masterKeyFile: secret.path, masterKey: secret.bytes, enrollGroup: enrollGroup)
     }
 
     // MARK: [leds]

@@ -59,9 +59,10 @@ extension GatewayConfiguration {
             out.string("textfile", metrics.textfile ?? "")
         }
 
-        if let masterKeyFile = security.masterKeyFile {
+        if security.masterKeyFile != nil || security.enrollGroup != nil {
             out.table("security")
-            out.string("master_key_file", masterKeyFile)
+            if let masterKeyFile = security.masterKeyFile { out.string("master_key_file", masterKeyFile) }
+            if let enrollGroup = security.enrollGroup { out.string("enroll_group", enrollGroup) }
         }
 
         if let leds {

@@ -62,7 +62,7 @@ final class LocalServerLoopTests: XCTestCase {
     /// A server that hands clients whose request starts with "long" to a `LocalStream`.
     private func takingServer(_ virtual: VirtualEventLoop, streams: @escaping (LocalStream) -> Void) throws -> LocalServer {
         let server = try makeServer(virtual)
-        server.takeOver = { head in
+        server.takeOver = { head, _ in
             guard head.starts(with: Array("long".utf8)) else { return nil }
             return LocalServer.TakeOver(maxLineBytes: 8, accept: streams)
         }

@@ -65,11 +65,12 @@ def default_interrupt() -> None:
 class Enrolment:
     """`beacon-gateway enroll` with its standard error in a file, read by polling."""
 
-    def __init__(self, binary, config, *arguments: str) -> None:
+    def __init__(self, binary, config, *arguments: str, prefix: tuple[str, ...] = ()) -> None:
+        """`prefix`: a command it runs through (e.g. setpriv, to run it as another user)."""
         self._stderr = tempfile.TemporaryFile("w+")
         # Ctrl-C's default action, whatever the test runner inherited (a shell without job
         # control starts background jobs with SIGINT ignored, and exec keeps that).
-        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+        self.process = subprocess.Popen([*prefix, str(binary), "enroll", "--config", str(config), *arguments],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
                                         preexec_fn=default_interrupt)
 
