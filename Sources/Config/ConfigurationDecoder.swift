@@ -138,6 +138,14 @@ struct ConfigurationDecoder {
         result.leaveAfter = table.seconds("leave_after_s") ?? result.leaveAfter
         result.awayAfter = table.seconds("away_after_s") ?? result.awayAfter
         result.proofTTL = table.seconds("proof_ttl_s") ?? result.proofTTL
+        if let limit = table.seconds("proof_response_s") {
+            // A handshake ends within 10 s whatever the tag does: a longer limit is none.
+            if limit <= .seconds(10) {
+                result.proofResponseLimit = limit
+            } else {
+                table.report("proof_response_s", "must be at most 10 (seconds: a proof handshake ends within 10 s), got \(limit.components.seconds)")
+            }
+        }
         return result
     }
 

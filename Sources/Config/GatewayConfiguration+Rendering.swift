@@ -37,6 +37,7 @@ extension GatewayConfiguration {
         out.seconds("leave_after_s", presence.leaveAfter)
         out.seconds("away_after_s", presence.awayAfter)
         out.seconds("proof_ttl_s", presence.proofTTL)
+        out.seconds("proof_response_s", presence.proofResponseLimit)
 
         if let server {
             out.table("server")
