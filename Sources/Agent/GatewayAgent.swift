@@ -31,6 +31,8 @@ public final class GatewayAgent {
         public var configuration: GatewayConfiguration
         public var appVersion: String
         public var capturePath: String?
+        /// `--capture-keys`: the capture keeps pairing keys and LTKs (zeroed otherwise).
+        public var captureKeys = false
         /// The controller's transport, made by the caller instead of from the configured
         /// spec: a test's controller in memory, so the whole agent runs on a virtual loop.
         public var transport: (any HCITransport)?
@@ -212,7 +214,7 @@ public final class GatewayAgent {
                                      staticRandomAddress: staticRandomAddress, isPermanent: isPermanent).link
         } else {
             do {
-                link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath,
+                link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath, captureKeys: options.captureKeys,
                                              scan: configuration.bluetooth.scanSettings(), staticRandomAddress: staticRandomAddress,
                                              isPermanent: isPermanent).link
             } catch {
