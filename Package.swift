@@ -103,7 +103,7 @@ let package = Package(
         .target(name: "Fleet", dependencies: ["EventLoop", "BluetoothCrypto", "AttendanceEvents", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
         .target(
             name: "Enrolment",
-            dependencies: ["EventLoop", "HCI", "Host", "BluetoothCrypto", "SecurityManager"],
+            dependencies: ["EventLoop", "HCI", "Host", "BluetoothCrypto", "SecurityManager", "Advertisements"],
             path: "Sources/Enrolment"
         ),
         .target(
@@ -181,7 +181,7 @@ let package = Package(
         .testTarget(name: "JournalTests", dependencies: ["Journal", "JournalFixtures"], path: "Tests/JournalTests"),
         .testTarget(name: "FleetTests", dependencies: ["Fleet"], path: "Tests/FleetTests"),
         .testTarget(name: "SiteBusTests", dependencies: ["SiteBus", "EventLoop"], path: "Tests/SiteBusTests"),
-        .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "SplitMix"], path: "Tests/EnrolmentTests"),
+        .testTarget(name: "EnrolmentTests", dependencies: ["Enrolment", "SecurityManager", "Advertisements", "SplitMix"], path: "Tests/EnrolmentTests"),
         .target(name: "ControllerFixtures", dependencies: ["HCI", "HCITransport"], path: "Tests/ControllerFixtures"),
         .testTarget(name: "HostDriversTests", dependencies: ["HostDrivers", "PresenceProof", "ControllerFixtures"], path: "Tests/HostDriversTests"),
         .testTarget(name: "AgentTests", dependencies: ["Agent", "DoorAdvertising", "PresenceProof", "GatewayCore", "ControllerFixtures", "JournalFixtures"], path: "Tests/AgentTests"),

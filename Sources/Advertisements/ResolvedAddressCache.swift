@@ -68,6 +68,15 @@ public struct ResolvedAddressCache: Sendable {
         results.updateValue(stored, forKey: address.rawValue)
     }
 
+    /// The addresses that resolved to a tag, with the tag's index, oldest first among those
+    /// still kept (the ones seen most recently, as phones rotate).
+    public var resolvedAddresses: [(address: BluetoothAddress, tagIndex: Int)] {
+        resolvedOrder.inOrder.compactMap { key in
+            guard let stored = results[key], stored != Self.unresolvedMarker else { return nil }
+            return (BluetoothAddress(rawValue: key), Int(stored))
+        }
+    }
+
     /// Forgets everything: the IRK set changed, so every earlier answer may be wrong.
     public mutating func removeAll() {
         results.removeAll()
@@ -97,6 +106,11 @@ struct InsertionRing: Sendable {
         keys[oldest] = key
         oldest = oldest + 1 == capacity ? 0 : oldest + 1
         return evicted
+    }
+
+    /// The keys, oldest first.
+    var inOrder: [UInt64] {
+        Array(keys[oldest...] + keys[..<oldest])
     }
 
     mutating func removeAll() {

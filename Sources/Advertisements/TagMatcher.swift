@@ -228,6 +228,15 @@ public struct TagMatcher: Sendable {
         return nil
     }
 
+    /// Resolvable private addresses recently resolved to a tag, with the person carrying it
+    /// (at most the cache's resolved capacity): what an enrolled phone's IRK must not
+    /// resolve (docs/security.md).
+    public var recentlyResolvedAddresses: [(address: BluetoothAddress, personId: String)] {
+        cache.resolvedAddresses.compactMap { entry in
+            entry.tagIndex < tags.count ? (entry.address, tags[entry.tagIndex].personId) : nil
+        }
+    }
+
     /// Resolution results currently cached (bounded by the cache's capacity).
     public var cachedResolutions: Int { cache.count }
 }

@@ -31,6 +31,8 @@ public final class GatewayAgent {
         public var configuration: GatewayConfiguration
         public var appVersion: String
         public var capturePath: String?
+        /// `--capture-keys`: the capture keeps pairing keys and LTKs (zeroed otherwise).
+        public var captureKeys = false
         /// The controller's transport, made by the caller instead of from the configured
         /// spec: a test's controller in memory, so the whole agent runs on a virtual loop.
         public var transport: (any HCITransport)?
@@ -126,6 +128,8 @@ public final class GatewayAgent {
     /// Enrolment windows asked for on the status socket (GatewayAgent+Enrolment); built at
     /// the first request.
     var enrolment: EnrolmentDriver?
+    /// `[security] enroll_group` as last looked up in /etc/group: the name and its gid.
+    var enrollGroupLookup: (name: String, gid: UInt32?)?
     /// Counters for the heartbeat, metrics and `status`.
     lazy var fleet = FleetObserver(now: loop.now, wallMilliseconds: loop.wallMilliseconds)
     /// The roster from the server; nil without `[server] roster = true`.
@@ -137,7 +141,8 @@ public final class GatewayAgent {
             snapshot: { [unowned self] in self.fleetSnapshot() },
             statusReport: { [unowned self] in self.statusReport() },
             beforeHeartbeat: { [unowned self] in self.delivery.kick() },
-            takeOver: { [unowned self] head in self.enrolmentTakeOver(head) }
+            takeOver: { [unowned self] head, peer in self.enrolmentTakeOver(head, peer: peer) },
+            admits: { [unowned self] peer in self.statusSocketAccess().allows(peer, .status) }
         )
     )
 
@@ -219,7 +224,7 @@ public final class GatewayAgent {
                                      staticRandomAddress: staticRandomAddress, isPermanent: isPermanent).link
         } else {
             do {
-                link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath,
+                link = try ControllerSession(loop: loop, spec: spec, capturePath: options.capturePath, captureKeys: options.captureKeys,
                                              scan: configuration.bluetooth.scanSettings(), staticRandomAddress: staticRandomAddress,
                                              isPermanent: isPermanent).link
             } catch {

@@ -10,11 +10,7 @@ struct ServiceAccountLookup {
 
     /// The files as they are now (unreadable or absent files read as empty).
     static func load(fileSystem: some ConfigurationFileSystem = SystemFileSystem()) -> ServiceAccountLookup {
-        func text(_ path: String) -> String {
-            guard let snapshot = try? fileSystem.read(path, limit: 4 << 20) else { return "" }
-            return String(decoding: snapshot.bytes, as: UTF8.self)
-        }
-        return ServiceAccountLookup(users: UserDatabase(passwd: text("/etc/passwd"), group: text("/etc/group")))
+        ServiceAccountLookup(users: UserDatabase.load(fileSystem: fileSystem))
     }
 
     /// Owner, group and mode of `path` (following symlinks, as the service's open does).

@@ -149,6 +149,14 @@ struct ConfigurationDecoder {
         result.leaveAfter = table.seconds("leave_after_s") ?? result.leaveAfter
         result.awayAfter = table.seconds("away_after_s") ?? result.awayAfter
         result.proofTTL = table.seconds("proof_ttl_s") ?? result.proofTTL
+        if let limit = table.seconds("proof_response_s") {
+            // A handshake ends within 10 s whatever the tag does: a longer limit is none.
+            if limit <= .seconds(10) {
+                result.proofResponseLimit = limit
+            } else {
+                table.report("proof_response_s", "must be at most 10 (seconds: a proof handshake ends within 10 s), got \(limit.components.seconds)")
+            }
+        }
         return result
     }
 
@@ -225,9 +233,17 @@ struct ConfigurationDecoder {
             }
             return .success(key)
         }
+        var enrollGroup: String?
+        if let group = table.string("enroll_group") {
+            if GatewayConfiguration.Security.isGroupName(group) {
+                enrollGroup = group
+            } else {
+                table.report("enroll_group", "must be a group name (1 to 32 of a-z 0-9 _ -, starting with a letter or _), got \(quoted(group))")
+            }
+        }
         // The path is kept even when the file is bad, so "needs a key" is not reported on
         // top for every require_proof tag.
-        return .init(masterKeyFile: secret.path, masterKey: secret.bytes)
+        return .init(masterKeyFile: secret.path, masterKey: secret.bytes, enrollGroup: enrollGroup)
     }
 
     // MARK: [leds]

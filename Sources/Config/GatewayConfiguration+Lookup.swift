@@ -1,3 +1,5 @@
+import Advertisements
+
 extension GatewayConfiguration {
     /// The person with this id.
     public func person(id: String) -> Person? {
@@ -10,5 +12,11 @@ extension GatewayConfiguration {
             if let tag = person.tags.first(where: { $0.id == id }) { return (person, tag) }
         }
         return nil
+    }
+
+    /// Every person's id with the identities of all their tags: what an enrolled phone's
+    /// identity must not already be (docs/security.md).
+    public var personIdentities: [(personId: String, identities: [TagIdentity])] {
+        persons.map { ($0.id, $0.tags.flatMap(\.identities)) }
     }
 }

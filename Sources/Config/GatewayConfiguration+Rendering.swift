@@ -37,6 +37,7 @@ extension GatewayConfiguration {
         out.seconds("leave_after_s", presence.leaveAfter)
         out.seconds("away_after_s", presence.awayAfter)
         out.seconds("proof_ttl_s", presence.proofTTL)
+        out.seconds("proof_response_s", presence.proofResponseLimit)
 
         if let server {
             out.table("server")
@@ -72,9 +73,10 @@ extension GatewayConfiguration {
             out.string("textfile", metrics.textfile ?? "")
         }
 
-        if let masterKeyFile = security.masterKeyFile {
+        if security.masterKeyFile != nil || security.enrollGroup != nil {
             out.table("security")
-            out.string("master_key_file", masterKeyFile)
+            if let masterKeyFile = security.masterKeyFile { out.string("master_key_file", masterKeyFile) }
+            if let enrollGroup = security.enrollGroup { out.string("enroll_group", enrollGroup) }
         }
 
         if let leds {

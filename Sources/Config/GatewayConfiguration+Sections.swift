@@ -111,10 +111,14 @@ extension GatewayConfiguration {
         public var masterKeyFile: String?
         /// 32 bytes read from `masterKeyFile`. Secret: never printed.
         public var masterKey: [UInt8]?
+        /// A group whose members may open enrolment windows through the running agent,
+        /// besides root and the service's user (docs/security.md, "The status socket").
+        public var enrollGroup: String?
 
-        public init(masterKeyFile: String? = nil, masterKey: [UInt8]? = nil) {
+        public init(masterKeyFile: String? = nil, masterKey: [UInt8]? = nil, enrollGroup: String? = nil) {
             self.masterKeyFile = masterKeyFile
             self.masterKey = masterKey
+            self.enrollGroup = enrollGroup
         }
     }
 
@@ -174,4 +178,15 @@ extension PresenceSettings {
 extension LEDWiring {
     /// `green`, `amber`, `red`: line offsets on the chip.
     public static let lineRange = 0 ... 1023
+}
+
+/// What `[security]` accepts.
+extension GatewayConfiguration.Security {
+    /// `enroll_group`: a portable group name, as useradd(8) and groupadd(8) take them by default.
+    public static func isGroupName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        func isLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a") ... UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_") }
+        guard (1 ... 32).contains(bytes.count), let first = bytes.first, isLetter(first) else { return false }
+        return bytes.allSatisfy { isLetter($0) || (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+    }
 }

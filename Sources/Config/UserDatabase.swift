@@ -12,6 +12,7 @@ public struct UserDatabase: Sendable {
     private var usersByName: [String: User] = [:]
     private var userNames: [UInt32: String] = [:]
     private var groupNames: [UInt32: String] = [:]
+    private var groupIDs: [String: UInt32] = [:]
     /// Supplementary groups by member name.
     private var memberships: [String: Set<UInt32>] = [:]
 
@@ -28,6 +29,7 @@ public struct UserDatabase: Sendable {
             let fields = line.split(separator: ":", omittingEmptySubsequences: false)
             guard fields.count >= 3, !fields[0].isEmpty, let gid = UInt32(fields[2]) else { continue }
             if groupNames[gid] == nil { groupNames[gid] = String(fields[0]) }
+            if groupIDs[String(fields[0])] == nil { groupIDs[String(fields[0])] = gid }
             guard fields.count >= 4 else { continue }
             for member in fields[3].split(separator: ",") where !member.isEmpty {
                 memberships[String(member), default: []].insert(gid)
@@ -41,7 +43,17 @@ public struct UserDatabase: Sendable {
         return ServiceAccess.Account(name: name, uid: user.uid, groups: (memberships[name] ?? []).union([user.gid]))
     }
 
+    /// The files as they are now (unreadable or absent files read as empty).
+    public static func load(fileSystem: some ConfigurationFileSystem = SystemFileSystem()) -> UserDatabase {
+        func text(_ path: String) -> String {
+            guard let snapshot = try? fileSystem.read(path, limit: 4 << 20) else { return "" }
+            return String(decoding: snapshot.bytes, as: UTF8.self)
+        }
+        return UserDatabase(passwd: text("/etc/passwd"), group: text("/etc/group"))
+    }
+
     public func user(named name: String) -> User? { usersByName[name] }
+    public func groupID(named name: String) -> UInt32? { groupIDs[name] }
     public func userName(_ uid: UInt32) -> String { userNames[uid] ?? "\(uid)" }
     public func groupName(_ gid: UInt32) -> String { groupNames[gid] ?? "\(gid)" }
 }

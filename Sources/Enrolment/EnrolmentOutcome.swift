@@ -8,8 +8,8 @@ public enum EnrolmentOutcome: Hashable, Sendable {
     case pairedWithoutIdentity(PairingMethod)
     /// The pairing that started failed.
     case failed(PairingFailure)
-    /// The window ran out with nobody paired; how the last phone turned away failed, if one did.
-    case windowEnded(lastFailure: PairingFailure?)
+    /// The window ran out with nobody enrolled; why the last phone turned away failed, if one did.
+    case windowEnded(lastFailure: TurnedAway?)
     /// The window was closed before its end, for this reason (in words).
     case ended(String)
 
@@ -19,7 +19,7 @@ public enum EnrolmentOutcome: Hashable, Sendable {
         case .enrolled: "enrolled"
         case .pairedWithoutIdentity: "the phone paired but gave no identity key (no IRK received)"
         case .windowEnded(nil): "the window ended without a phone pairing"
-        case .windowEnded(let failure?): "the window ended without a phone pairing; the last one: " + Self.words(failure)
+        case .windowEnded(let failure?): "the window ended without a phone pairing; the last one: " + failure.words
         case .ended(let reason): reason
         case .failed(let failure): Self.words(failure)
         }

@@ -45,6 +45,8 @@ public struct EnrolmentSession: Sendable {
     /// The central on the window's one link.
     struct Phone: Sendable {
         let handle: UInt16
+        /// The address it connected from, as on air: what its identity must be tied to.
+        let peer: AddressWithType
         var responder: PairingResponder
         /// Until when it may take to send its Pairing Request; nil once it did, or once it
         /// is being let go.
@@ -65,7 +67,10 @@ public struct EnrolmentSession: Sendable {
     var state: State = .idle
     var windowEnds: Instant?
     /// How the last phone turned away failed: what the window's end reports.
-    var lastFailure: PairingFailure?
+    var lastFailure: TurnedAway?
+    /// What a completed pairing's identity is checked against (`IdentityCheck`): the driver
+    /// sets it as a phone connects, from what is in force then.
+    public var identityCheck = IdentityCheck()
 
     public init(configuration: Configuration, secrets: @escaping @Sendable () -> any PairingSecrets = { SystemPairingSecrets() }) {
         self.configuration = configuration
@@ -105,7 +110,8 @@ public struct EnrolmentSession: Sendable {
                 secrets: secrets())
             let handle = complete.connectionHandle
             let request = responder.requestSecurity(now: now)
-            state = .connected(Phone(handle: handle, responder: responder, pairingStartDeadline: now + configuration.pairingStartTimeout))
+            state = .connected(Phone(handle: handle, peer: Self.overTheAir(complete), responder: responder,
+                                     pairingStartDeadline: now + configuration.pairingStartTimeout))
             return [.connected(handle: handle, peer: Self.overTheAir(complete))] + perform(request, handle: handle, now: now)
         case .connected, .idle, .finished:
             return [.disconnect(complete.connectionHandle)]
@@ -199,6 +205,12 @@ public struct EnrolmentSession: Sendable {
                 // `nextDeadline` already includes the responder's.
                 break
             case .paired(let result):
+                if let identity = result.peerIdentity, case .connected(let phone) = state,
+                   let refusal = identityCheck.refusal(of: identity, connectedFrom: phone.peer) {
+                    // Paired, but what it gave is not its own, or is someone else's.
+                    out.append(contentsOf: turnAway(.identityRefused(refusal)))
+                    continue
+                }
                 let outcome: EnrolmentOutcome = if let identity = result.peerIdentity {
                     .enrolled(method: result.method, identity: identity)
                 } else {
@@ -209,17 +221,17 @@ public struct EnrolmentSession: Sendable {
                 // The installer's no: the window ends with it.
                 out.append(contentsOf: finish(.failed(.refused(.numericValueRejected))))
             case .failed(let failure):
-                out.append(contentsOf: turnAway(failure))
+                out.append(contentsOf: turnAway(.pairingFailed(failure)))
             }
         }
         return out
     }
 
-    /// A pairing refused or failed: the installer is told, the phone let go (after what
-    /// the responder last sent), and the window goes on.
-    private mutating func turnAway(_ failure: PairingFailure) -> [EnrolmentAction] {
+    /// A pairing refused or failed, or an identity refused: the installer is told, the
+    /// phone let go (after what the responder last sent), and the window goes on.
+    private mutating func turnAway(_ failure: TurnedAway) -> [EnrolmentAction] {
         lastFailure = failure
-        var actions: [EnrolmentAction] = [.turnedAway(.pairingFailed(failure))]
+        var actions: [EnrolmentAction] = [.turnedAway(failure)]
         if case .connected(var phone) = state, !phone.isLeaving {
             phone.pairingStartDeadline = nil
             phone.isLeaving = true

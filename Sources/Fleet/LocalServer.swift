@@ -32,6 +32,8 @@ public final class LocalServer {
 
     private final class Client {
         let fd: Int32
+        /// Who connected (UNIX sockets only).
+        var peer: PeerCredentials?
         var machine: RequestConnection
         var registration: EventLoop.Registration?
         var timer: EventLoop.TimerHandle?
@@ -55,6 +57,8 @@ public final class LocalServer {
     public private(set) var turnedAway = 0
     /// Clients cut off at the time limit.
     public private(set) var timedOut = 0
+    /// UNIX clients closed at once because `admits` refused their credentials.
+    public private(set) var refusedPeers = 0
     /// The port bound (useful with port 0); nil for a UNIX socket.
     public private(set) var boundPort: UInt16?
     /// Who takes a client over for a longer exchange than one answer, and the longest
@@ -70,10 +74,14 @@ public final class LocalServer {
     }
 
     /// Claims a request for a longer exchange than one answer (the status socket's
-    /// enrolment): given the request head, who takes the client over as a `LocalStream`,
-    /// or nil to answer it as usual. The stream is no longer this server's client: it
-    /// counts against no limit here and `close()` leaves it open.
-    public var takeOver: ([UInt8]) -> TakeOver? = { _ in nil }
+    /// enrolment): given the request head and who sent it (UNIX sockets), who takes the
+    /// client over as a `LocalStream`, or nil to answer it as usual. The stream is no
+    /// longer this server's client: it counts against no limit here and `close()` leaves
+    /// it open.
+    public var takeOver: ([UInt8], PeerCredentials?) -> TakeOver? = { _, _ in nil }
+    /// Whether a UNIX client may talk to this server at all, by its credentials (read at
+    /// every accept; nil when the kernel did not say): refused ones are closed at once.
+    public var admits: (PeerCredentials?) -> Bool = { _ in true }
 
     static let readChunk = 4096
     /// Accepts per readable callback: a flood of connects cannot hold the loop.
@@ -126,6 +134,14 @@ public final class LocalServer {
                 continue
             }
             let client = Client(fd: fd, machine: RequestConnection(limits: limits, acceptedAt: loop.now))
+            if case .unix = address {
+                client.peer = PeerCredentials.of(socket: fd)
+                guard admits(client.peer) else {
+                    refusedPeers += 1
+                    _ = Glibc.close(fd)
+                    continue
+                }
+            }
             clients[fd] = client
             client.registration = loop.register(fileDescriptor: fd) { [unowned self, unowned client] in self.readable(client) }
             client.timer = loop.schedule(at: client.machine.deadline) { [unowned self, unowned client] in
@@ -158,7 +174,7 @@ public final class LocalServer {
         case .readMore:
             break
         case let .answer(head):
-            if let taker = takeOver(head) {
+            if let taker = takeOver(head, client.peer) {
                 return taker.accept(handOver(client, maxLineBytes: taker.maxLineBytes))
             }
             perform(client.machine.respond(answer(head)), client)

@@ -29,6 +29,10 @@ public final class LocalStream {
     private var unsent: [UInt8] = []
     private var finishing = false
     private var lingerTimer: EventLoop.TimerHandle?
+    /// Itself, from `finish()` to the close: its owner lets go of a finished exchange at
+    /// once, and the rest (the queued answer, the client's close, the linger) is the
+    /// stream's own.
+    private var keptUntilClosed: LocalStream?
 
     /// Takes `fd` (connected, non-blocking) over: it is closed by this stream.
     public init(loop: EventLoop, fd: Int32, maxLineBytes: Int) {
@@ -58,6 +62,7 @@ public final class LocalStream {
     public func finish() {
         guard isOpen else { return }
         finishing = true
+        keptUntilClosed = self
         lingerTimer = loop.schedule(after: Self.lingerAfterFinish) { [unowned self] in
             self.lingerTimer = nil
             self.closeNow()
@@ -136,5 +141,7 @@ public final class LocalStream {
         fd = -1
         unsent = []
         received = []
+        // Last: this may be the stream's last reference.
+        keptUntilClosed = nil
     }
 }

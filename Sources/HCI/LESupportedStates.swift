@@ -19,6 +19,7 @@ public struct LESupportedStates: OptionSet, Hashable, Sendable {
     public static let activeScanningAndPeripheral = LESupportedStates(rawValue: 1 << 27)
     public static let connectableAdvertisingAndInitiating = LESupportedStates(rawValue: 1 << 32)
     public static let connectableAdvertisingAndCentral = LESupportedStates(rawValue: 1 << 35)
+    public static let connectableAdvertisingAndPeripheral = LESupportedStates(rawValue: 1 << 38)
 
     /// Whether a pending LE Create Connection may run while scanning in this mode.
     /// Controllers that cannot do both reject one of the commands with "command disallowed".
@@ -40,6 +41,10 @@ public struct LESupportedStates: OptionSet, Hashable, Sendable {
     /// (persistent connect's accept list armed); otherwise initiation pauses for the
     /// enrolment window.
     public var canAdvertiseConnectableWhileInitiating: Bool { contains(.connectableAdvertisingAndInitiating) }
+
+    /// Whether connectable advertising may run while connected as peripheral (a tag taking
+    /// a second central while one holds a link).
+    public var canAdvertiseConnectableWhilePeripheral: Bool { contains(.connectableAdvertisingAndPeripheral) }
 
     /// What a controller that does not answer LE Read Supported States is assumed to
     /// support: scanning and initiating alone, nothing combined (the cautious choice).

@@ -20,13 +20,21 @@ public final class BTSnoopWriter {
     private var lastFlush: Instant
     public private(set) var recordCount = 0
 
-    /// Creates (or truncates) the file and writes its header.
+    /// Creates (or truncates) the file, readable and writable by its owner only, and writes
+    /// its header. A symbolic link at `path` is refused (O_NOFOLLOW), not followed.
     public init(path: String, clock: any MonotonicClock = SystemClock()) throws(TransportError) {
         self.path = path
         self.clock = clock
         lastFlush = clock.now
-        fileDescriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        fileDescriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fileDescriptor >= 0 else { throw .captureFile(path: path, errno: errno) }
+        // A file that existed keeps its mode through O_TRUNC: owner only, whatever it was.
+        guard fchmod(fileDescriptor, 0o600) == 0 else {
+            let code = errno
+            Glibc.close(fileDescriptor)
+            fileDescriptor = -1
+            throw .captureFile(path: path, errno: code)
+        }
         buffer.reserveCapacity(bufferLimit + 4096)
         buffer.append(contentsOf: BTSnoop.fileHeader(datalink: .h4))
         try flush()

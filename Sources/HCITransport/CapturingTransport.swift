@@ -4,13 +4,16 @@ import Glibc
 import HCI
 
 /// `--capture FILE`: wraps any transport and writes every packet, both directions, to a
-/// btsnoop file with wall-clock timestamps.
+/// btsnoop file with wall-clock timestamps (created mode 0600, never through a symbolic
+/// link), the key octets zeroed (`CaptureRedaction`) unless `keepsKeys` (`--capture-keys`).
 ///
 /// A capture is a diagnostic: if writing it fails (disk full), capturing stops and the
 /// error is kept in `captureError`, but the gateway keeps talking to its controller.
 public final class CapturingTransport: HCITransport {
     public let inner: any HCITransport
     public let path: String
+    /// Pairing keys and LTKs written as they are (`--capture-keys`); zeroed otherwise.
+    public let keepsKeys: Bool
     private var writer: BTSnoopWriter?
     private let timestampMicroseconds: () -> Int64
     /// Why capturing stopped, if it did.
@@ -21,10 +24,12 @@ public final class CapturingTransport: HCITransport {
     public init(
         wrapping inner: any HCITransport,
         path: String,
+        keepsKeys: Bool = false,
         timestampMicroseconds: @escaping () -> Int64 = CapturingTransport.realtimeMicroseconds
     ) {
         self.inner = inner
         self.path = path
+        self.keepsKeys = keepsKeys
         self.timestampMicroseconds = timestampMicroseconds
     }
 
@@ -119,7 +124,7 @@ public final class CapturingTransport: HCITransport {
         let (seconds, attoseconds) = age.components
         let ageMicroseconds = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
         do {
-            try writer.write(BTSnoop.Record(direction: direction, packet: packet,
+            try writer.write(BTSnoop.Record(direction: direction, packet: keepsKeys ? packet : CaptureRedaction.redacted(packet),
                                             timestampMicroseconds: timestampMicroseconds() - ageMicroseconds))
         } catch {
             stopCapturing(error)

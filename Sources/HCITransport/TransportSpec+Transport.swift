@@ -3,7 +3,8 @@ import HCI
 /// Creates the transport a spec names, closed: call `open()` on it.
 ///
 /// - Parameter capturePath: `--capture FILE`: wrap it in a `CapturingTransport` writing there.
-public func makeTransport(_ spec: TransportSpec, capturePath: String? = nil) throws(TransportError) -> any HCITransport {
+/// - Parameter captureKeys: `--capture-keys`: keys written as they are, not zeroed.
+public func makeTransport(_ spec: TransportSpec, capturePath: String? = nil, captureKeys: Bool = false) throws(TransportError) -> any HCITransport {
     let transport: any HCITransport = switch spec {
     case .userChannel(let index): UserChannelTransport(index: index)
     case .tcp(let host, let port): TCPTransport(host: host, port: port)
@@ -11,5 +12,5 @@ public func makeTransport(_ spec: TransportSpec, capturePath: String? = nil) thr
     case .btsnoop(let path): BTSnoopReplayTransport(path: path)
     }
     guard let capturePath else { return transport }
-    return CapturingTransport(wrapping: transport, path: capturePath)
+    return CapturingTransport(wrapping: transport, path: capturePath, keepsKeys: captureKeys)
 }

@@ -19,13 +19,14 @@ public final class ControllerSession {
     /// agent's `link.start()`).
     /// - Parameters:
     ///   - capturePath: `--capture FILE`: every packet both ways is written there.
+    ///   - captureKeys: `--capture-keys`: keys in it as they are, not zeroed.
     ///   - staticRandomAddress: set at bring-up on a controller without a usable public
     ///     address (`HostConfiguration.staticRandomAddress`).
     ///   - isPermanent: transport errors not worth reopening for; the link gives up on them.
-    public convenience init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, scan: ScanSettings,
-                            staticRandomAddress: BluetoothAddress? = nil,
+    public convenience init(loop: EventLoop, spec: TransportSpec, capturePath: String? = nil, captureKeys: Bool = false,
+                            scan: ScanSettings, staticRandomAddress: BluetoothAddress? = nil,
                             isPermanent: @escaping (TransportError) -> Bool) throws(TransportError) {
-        self.init(loop: loop, spec: spec, transport: try makeTransport(spec, capturePath: capturePath), scan: scan,
+        self.init(loop: loop, spec: spec, transport: try makeTransport(spec, capturePath: capturePath, captureKeys: captureKeys), scan: scan,
                   staticRandomAddress: staticRandomAddress, isPermanent: isPermanent)
     }
 

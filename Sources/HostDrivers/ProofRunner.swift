@@ -26,6 +26,8 @@ public final class ProofRunner {
 
     private var attempts: [UInt16: Attempt] = [:]
     private var makeChallenge: () -> ProofChallenge
+    /// How long the challenge may take to become a response (`ProofTimeLimit`).
+    public var timeLimit = ProofTimeLimit()
 
     /// `makeChallenge` defaults to the operating system's CSPRNG; tests inject their own.
     public init(dataPath: DataPathDriver, makeChallenge: (() -> ProofChallenge)? = nil) {
@@ -81,6 +83,8 @@ public final class ProofRunner {
             var failure: ProofFailure?
             do {
                 try ProofProtocol.verify(response: completion.value, to: attempt.challenge, key: attempt.key)
+                // From the challenge's write to the response read: what a relay lengthens.
+                failure = timeLimit.judge(challengeToResponse: completion.timings.write + completion.timings.read)
             } catch {
                 failure = .invalidResponse(error)
             }

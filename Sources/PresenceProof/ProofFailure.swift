@@ -14,6 +14,10 @@ public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {
     case invalidResponse(ProofVerificationError)
     /// The tag stopped answering after the connection was made.
     case timeout
+    /// The response was valid but came later after the challenge than `ProofTimeLimit`
+    /// allows (milliseconds taken, the bound): too slow for the tag itself, as a relayed
+    /// proof would be (docs/security.md, "Relayed proofs").
+    case tooSlow(milliseconds: Int, bound: Int)
     /// The link went away mid-handshake (reason as the controller gave it).
     case disconnected(reason: UInt8)
     /// The controller was reset mid-handshake.
@@ -33,6 +37,7 @@ public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {
         case .invalidResponse(.macMismatch): "wrong_response"
         case .invalidResponse: "malformed_response"
         case .timeout: "timeout"
+        case .tooSlow: "too_slow"
         case .disconnected: "disconnected"
         case .controllerReset: "controller_reset"
         }
@@ -47,8 +52,38 @@ public enum ProofFailure: Hashable, Sendable, CustomStringConvertible {
         case .protocolViolation(let what): "ATT protocol violation: " + what
         case .invalidResponse(let error): error.description
         case .timeout: "tag stopped answering"
+        case .tooSlow(let milliseconds, let bound):
+            "challenge to response took \(milliseconds) ms, more than the \(bound) ms a tag needs (relayed?)"
         case .disconnected(let reason): "disconnected (reason 0x" + String(reason, radix: 16) + ")"
         case .controllerReset: "controller reset during the handshake"
         }
+    }
+}
+
+/// How long a genuine tag may take from the challenge written to the response read
+/// (docs/proof-protocol.md, "Failures"; docs/security.md, "Relayed proofs"): a valid
+/// response that takes longer fails as `too_slow` and counts toward the lockout.
+public struct ProofTimeLimit: Hashable, Sendable {
+    /// Well above what a tag needs: the write and the read take one or two connection
+    /// events each (4 events at the 50 ms longest interval the door asks for: 200 ms),
+    /// and a lost packet costs one more event; 600 ms leaves 12 events at that interval.
+    public static let defaultBound: Duration = .milliseconds(600)
+
+    public var bound: Duration
+
+    public init(bound: Duration = ProofTimeLimit.defaultBound) {
+        self.bound = bound
+    }
+
+    /// The verdict on a response that verified, given the time from sending the challenge
+    /// to receiving the response: nil within the bound.
+    public func judge(challengeToResponse elapsed: Duration) -> ProofFailure? {
+        guard elapsed > bound else { return nil }
+        return .tooSlow(milliseconds: Self.milliseconds(elapsed), bound: Self.milliseconds(bound))
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(clamping: seconds) &* 1000 &+ Int(attoseconds / 1_000_000_000_000_000)
     }
 }

@@ -58,7 +58,8 @@ final class FleetDriverTests: XCTestCase {
                 },
                 statusReport: { XCTFail("no status request in this test"); fatalError() },
                 beforeHeartbeat: {},
-                takeOver: { _ in nil }
+                takeOver: { _, _ in nil },
+                admits: { _ in true }
             )
         )
     }

@@ -239,3 +239,40 @@ final class KeyAndTypeIssueTests: XCTestCase {
         ])
     }
 }
+
+/// `[security] enroll_group`: who may enrol through the agent (docs/security.md).
+final class EnrollGroupTests: XCTestCase {
+    func testAnEnrollGroupMustBeAGroupName() {
+        assertIssues("""
+        [gateway]
+        id = "door-1"
+
+        [security]
+        enroll_group = "Installers; rm"
+        """, [
+            "gateway.toml:5: security.enroll_group: must be a group name (1 to 32 of a-z 0-9 _ -, starting with a letter or _), got \"Installers; rm\"",
+        ])
+        assertIssues("""
+        [gateway]
+        id = "door-1"
+        [security]
+        enroll_group = 4
+        """, [
+            "gateway.toml:4: security.enroll_group: must be a string, got integer",
+        ])
+    }
+
+    func testAnEnrollGroupIsKeptAndRendered() throws {
+        let configuration = try GatewayConfiguration.parse(text: """
+        [gateway]
+        id = "door-1"
+        [security]
+        enroll_group = "bg-installers"
+        """, file: "gateway.toml", fileSystem: InMemoryFileSystem())
+        XCTAssertEqual(configuration.security.enrollGroup, "bg-installers")
+        XCTAssertTrue(configuration.renderEffective().contains("enroll_group = \"bg-installers\""))
+        XCTAssertTrue(GatewayConfiguration.Security.isGroupName("_x1-y"))
+        XCTAssertFalse(GatewayConfiguration.Security.isGroupName("1abc"))
+        XCTAssertFalse(GatewayConfiguration.Security.isGroupName(String(repeating: "a", count: 33)))
+    }
+}

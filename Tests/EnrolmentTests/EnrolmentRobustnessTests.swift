@@ -172,7 +172,10 @@ final class EnrolmentRobustnessTests: XCTestCase {
         // The outcome's kind, e.g. failed(refused(numericValueRejected)) without its details;
         // for a window that ran out, how its last phone failed.
         func kind(_ value: Any) -> String { String("\(value)".prefix(while: { $0 != ":" }).prefix(48)) }
-        if case .windowEnded(let failure) = finished { return failure.map { "windowEnded after " + kind($0) } ?? "windowEnded" }
+        if case .windowEnded(let failure) = finished {
+            let last: Any? = if case .pairingFailed(let pairing)? = failure { pairing } else { failure }
+            return last.map { "windowEnded after " + kind($0) } ?? "windowEnded"
+        }
         return kind(finished)
     }
 

@@ -86,8 +86,8 @@ final class EnrolmentSessionTests: XCTestCase {
         XCTAssertEqual(enrolment.nextDeadline, seconds(120), "the window keeps its end")
         // At its end, the window says how the last phone failed.
         let ended = enrolment.timerFired(now: seconds(120))
-        XCTAssertEqual(ended, [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: .refused(.legacyPairing)))])
-        XCTAssertTrue(EnrolmentOutcome.windowEnded(lastFailure: .refused(.legacyPairing)).message.contains("too old"))
+        XCTAssertEqual(ended, [.delegatePairing(false), .stopAdvertising, .finished(.windowEnded(lastFailure: .pairingFailed(.refused(.legacyPairing))))])
+        XCTAssertTrue(EnrolmentOutcome.windowEnded(lastFailure: .pairingFailed(.refused(.legacyPairing))).message.contains("too old"))
         XCTAssertEqual(enrolment.timerFired(now: seconds(500)), [])
     }
 
@@ -123,7 +123,7 @@ final class EnrolmentSessionTests: XCTestCase {
                        [.turnedAway(.pairingFailed(.timedOut)), .disconnect(0x0043)], "a stalled pairing is let go too")
         XCTAssertFalse(enrolment.isFinished)
         XCTAssertEqual(enrolment.timerFired(now: seconds(60)),
-                       [.delegatePairing(false), .finished(.windowEnded(lastFailure: .timedOut))], "its link is already going")
+                       [.delegatePairing(false), .finished(.windowEnded(lastFailure: .pairingFailed(.timedOut)))], "its link is already going")
     }
 
     func testADigitsWindowRefusesAPhoneThatCannotCompareThem() {
@@ -137,7 +137,7 @@ final class EnrolmentSessionTests: XCTestCase {
             .sendSecurityManager(handle: phone, pdu: [0x05, 0x03]),
             .turnedAway(.pairingFailed(.refused(.cannotCompareDigits(.noInputNoOutput)))), .disconnect(phone),
         ])
-        let words = EnrolmentOutcome.windowEnded(lastFailure: .refused(.cannotCompareDigits(.noInputNoOutput))).message
+        let words = EnrolmentOutcome.windowEnded(lastFailure: .pairingFailed(.refused(.cannotCompareDigits(.noInputNoOutput)))).message
         XCTAssertTrue(words.contains("cannot compare six digits"), words)
         XCTAssertTrue(words.contains("no display and no input"), words)
         XCTAssertTrue(words.contains("--yes"), words)

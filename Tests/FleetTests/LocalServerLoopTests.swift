@@ -62,7 +62,7 @@ final class LocalServerLoopTests: XCTestCase {
     /// A server that hands clients whose request starts with "long" to a `LocalStream`.
     private func takingServer(_ virtual: VirtualEventLoop, streams: @escaping (LocalStream) -> Void) throws -> LocalServer {
         let server = try makeServer(virtual)
-        server.takeOver = { head in
+        server.takeOver = { head, _ in
             guard head.starts(with: Array("long".utf8)) else { return nil }
             return LocalServer.TakeOver(maxLineBytes: 8, accept: streams)
         }
@@ -101,6 +101,36 @@ final class LocalServerLoopTests: XCTestCase {
         close(client)
         try virtual.runReady()
         server.close()
+    }
+
+    func testAFinishedStreamNobodyHoldsLingersUntilTheClientClosesOrTheLingerEnds() throws {
+        for clientCloses in [true, false] {
+            let virtual = VirtualEventLoop()
+            var stream: LocalStream?
+            let server = try takingServer(virtual) { taken in stream = taken }
+            let client = try connect(server)
+            send(client, "long\r\n\r\n")
+            try virtual.runReady()
+            // The owner's last word, then it lets go at once (as the enrolment does).
+            stream?.send(Array("failed bye\n".utf8))
+            stream?.finish()
+            weak var finished = stream
+            stream = nil
+            XCTAssertNotNil(finished, "kept by itself while it lingers")
+            XCTAssertEqual(receiveAll(client), "failed bye\n", "the last line, then the end of its sending")
+            try virtual.advance(by: LocalStream.lingerAfterFinish - .milliseconds(1))
+            XCTAssertNotNil(finished, "still there for the client to close first")
+            if clientCloses {
+                close(client)
+                try virtual.runReady()
+                XCTAssertNil(finished, "closed when the client closed its side")
+            } else {
+                try virtual.advance(by: .milliseconds(1))
+                XCTAssertNil(finished, "closed at the linger's end")
+                close(client)
+            }
+            server.close()
+        }
     }
 
     func testAnOverlongLineOrAHangUpEndsATakenOverClient() throws {

@@ -28,6 +28,15 @@ final class ProofBookTests: XCTestCase {
         XCTAssertEqual(book.recordFailure(tag: "t", reason: .timeout, now: at(400)), .counted(consecutive: 1))
     }
 
+    func testTooSlowProofsCountTowardTheLockout() {
+        var book = ProofBook()
+        let slow = ProofFailure.tooSlow(milliseconds: 900, bound: 600)
+        XCTAssertEqual(book.recordFailure(tag: "t", reason: slow, now: at(0)), .counted(consecutive: 1))
+        XCTAssertEqual(book.recordFailure(tag: "t", reason: slow, now: at(10)), .counted(consecutive: 2))
+        XCTAssertEqual(book.recordFailure(tag: "t", reason: slow, now: at(20)), .lockedOut(since: at(20), until: at(320)))
+        XCTAssertEqual(book.lastFailure(tag: "t"), slow)
+    }
+
     func testLockoutEndsEvenWithoutExpireCall() {
         var book = ProofBook()
         for second in 0 ..< 3 { _ = book.recordFailure(tag: "t", reason: .timeout, now: at(Int64(second))) }

@@ -11,9 +11,10 @@ from conftest import wait_until
 
 
 class AgentProcess:
-    def __init__(self, binary, config_path, env: dict[str, str] | None = None) -> None:
+    def __init__(self, binary, config_path, env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()) -> None:
+        """`prefix`: a command the agent runs through (e.g. setpriv, to run it as another user)."""
         self._log = tempfile.TemporaryFile("w+")
-        self.process = subprocess.Popen([str(binary), "run", "--config", str(config_path)],
+        self.process = subprocess.Popen([*prefix, str(binary), "run", "--config", str(config_path)],
                                         stdout=subprocess.DEVNULL, stderr=self._log, text=True,
                                         env=None if env is None else {**os.environ, **env})
 

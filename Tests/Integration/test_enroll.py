@@ -65,11 +65,12 @@ def default_interrupt() -> None:
 class Enrolment:
     """`beacon-gateway enroll` with its standard error in a file, read by polling."""
 
-    def __init__(self, binary, config, *arguments: str) -> None:
+    def __init__(self, binary, config, *arguments: str, prefix: tuple[str, ...] = ()) -> None:
+        """`prefix`: a command it runs through (e.g. setpriv, to run it as another user)."""
         self._stderr = tempfile.TemporaryFile("w+")
         # Ctrl-C's default action, whatever the test runner inherited (a shell without job
         # control starts background jobs with SIGINT ignored, and exec keeps that).
-        self.process = subprocess.Popen([str(binary), "enroll", "--config", str(config), *arguments],
+        self.process = subprocess.Popen([*prefix, str(binary), "enroll", "--config", str(config), *arguments],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
                                         preexec_fn=default_interrupt)
 
@@ -247,6 +248,52 @@ def test_a_legacy_only_phone_is_refused_and_the_window_goes_on(gateway_bin, worl
         # A refused request does not end the window: the next phone enrols in it.
         tags = enrol_the_phone(world, enroll)["person"]["tags"]
         assert tags == [{"id": "phone-u_1010", "irk": world.phone.irk[::-1].hex()}]
+    finally:
+        enroll.kill()
+
+
+# Another key than the phone's (least significant octet first, as Bumble keeps it).
+OTHER_IRK = bytes.fromhex("00112233445566778899aabbccddeeff")
+
+
+def test_an_irk_that_does_not_resolve_the_connecting_address_is_refused(gateway_bin, world, config):
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1020", "--yes", "--json", "--seconds", "60")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        # The phone connects from a resolvable private address another key made, and
+        # hands over its own key: the key it gave is not the one the link shows.
+        foreign = Address.generate_private_address(OTHER_IRK)
+        world.call(world.connect_from(foreign))
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        wait_until(lambda: "refused (irk-does-not-resolve-the-link)" in enroll.stderr()
+                   and "the window stays open" in enroll.stderr(), 10, "the installer told why, and that the window stays open")
+        assert str(foreign).split("/")[0] in enroll.stderr(), enroll.stderr()
+        # From an address its own key makes, as phones connect, it is enrolled in the same window.
+        world.call(world.connect_from(Address.generate_private_address(world.phone.irk)))
+        result = enrol_the_phone(world, enroll)
+        assert result["person"]["tags"] == [{"id": "phone-u_1020", "irk": world.phone.irk[::-1].hex()}]
+        assert Address(result["identityAddress"]) == world.phone.static_address
+    finally:
+        enroll.kill()
+
+
+def test_an_identity_configured_for_another_person_in_the_file_is_refused(gateway_bin, world, config):
+    # The file already has the phone's key under another person.
+    config.write_text(config.read_text() + "\n[[person]]\nid = \"u_owner\"\n[[person.tag]]\nid = \"phone-owner\"\n"
+                      f"irk = \"{world.phone.irk[::-1].hex()}\"\n")
+    config.chmod(0o600)
+    enroll = Enrolment(gateway_bin, config, "--person", "u_1021", "--yes", "--json", "--seconds", "20")
+    try:
+        wait_until(enroll.is_open, 30, "the enrolment window to open")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        code, stdout = enroll.finish(timeout=60)
+        assert code == 1 and stdout == "", enroll.stderr()
+        words = enroll.stderr()
+        assert "refused (irk-of-another-person)" in words and "u_owner" in words, words
+        outcome = json.loads(words.strip().splitlines()[-1])
+        assert outcome["enrolled"] is False and "irk-of-another-person" in outcome["reason"], outcome
     finally:
         enroll.kill()
 

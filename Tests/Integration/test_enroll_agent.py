@@ -22,6 +22,8 @@ import pytest
 from agentprocess import AgentProcess
 from bgworld.enrolment import BADGE_ADDRESS
 from conftest import wait_until
+from test_fleet import status
+from test_run import event_server  # noqa: F401 (the fixture)
 from test_enroll import (  # noqa: F401 (world, plain_world: the fixtures)
     GATEWAY_ID, Enrolment, TerminalEnrolment, compare_six_digits, config_text, enrol_the_phone, gateway_static_address,
     plain_world, refuse_a_phone_that_cannot_compare, world)
@@ -296,4 +298,49 @@ def test_the_agent_on_a_controller_without_a_public_address_enrols_from_its_stat
         agent.wait_log(CHECKIN, "the badge checked in")
     finally:
         enroll.kill()
+        agent.stop()
+
+
+def test_a_phone_whose_irk_is_a_roster_persons_is_refused_and_the_roster_stays_in_force(
+        gateway_bin, world, tmp_path, runtime, event_server):  # noqa: F811 (the fixture)
+    irk = world.phone.irk[::-1].hex()
+    event_server.control(roster={"revision": "r-1", "persons": [
+        {"id": "u_roster", "tags": [{"id": "phone-roster", "irk": irk}]}]})
+    token = tmp_path / "token"
+    token.write_text("t0ken\n")
+    token.chmod(0o600)
+    config = door_config(tmp_path, world, f"""
+[server]
+url = "{event_server.url}"
+token_file = "{token}"
+timeout_s = 2
+max_backoff_s = 2
+roster = true
+roster_poll_s = 1
+""")
+    agent = start_agent(gateway_bin, config, runtime)
+    enroll = None
+    try:
+        agent.wait_log(r"server roster in force .*revision=r-1", "the server roster in force")
+        enroll = Enrolment(gateway_bin, config, "--person", "u_new", "--yes", "--json", "--seconds", "20",
+                           "--socket", str(runtime / "status.sock"))
+        wait_until(enroll.is_open, 30, "the agent's enrolment window to open")
+        connection = world.call(world.pair(GATEWAY_ID, secure_connections=True), timeout=60)
+        world.call(world.wait_disconnected(connection, 30), timeout=40)
+        agent.wait_log(r"enrolment central turned away person=u_new reason=.*u_roster.* refused=irk-of-another-person",
+                       "the refusal in the journal")
+        code, stdout = enroll.finish(timeout=60)
+        assert code == 1 and stdout == "", enroll.stderr()
+        assert "refused (irk-of-another-person)" in enroll.stderr(), enroll.stderr()
+        outcome = json.loads(enroll.stderr().strip().splitlines()[-1])
+        assert outcome["enrolled"] is False and "u_roster" in outcome["reason"], outcome
+        assert "phone enrolled" not in agent.log()
+        assert irk not in agent.log() and irk not in enroll.stderr(), "the IRK is never shown"
+        # The roster is still the one in force.
+        report = json.loads(status(gateway_bin, runtime, "--json").stdout)
+        assert report["roster"]["source"] == "server" and report["roster"]["revision"] == "r-1", report["roster"]
+        assert report["roster"]["persons"] == 1 and report["roster"]["error"] is None, report["roster"]
+    finally:
+        if enroll is not None:
+            enroll.kill()
         agent.stop()

@@ -59,3 +59,24 @@ def test_prove_in_direct_mode(world_factory, gateway_bin, tmp_path):
     result = prove(gateway_bin, config, "prove-5")
     assert result.returncode == 0, result.stdout + result.stderr
     assert json.loads(world.control("connections"))["createConnectionCommands"] == 1
+
+
+def test_a_valid_proof_slower_than_the_bound_fails_as_too_slow(world_factory, gateway_bin, tmp_path):
+    # The genuine tag behind a relay that adds 150 ms to each answer: its valid response
+    # comes 300 ms after the challenge, beyond a bound of 0.2 s (docs/security.md,
+    # "Relayed proofs"). Its discovery answers are slow too, but only the challenge's
+    # write and the response's read count.
+    tag = proof_tag("prove-6", "genuine", 6, answer_delay_ms=150)
+    world = world_factory({"name": "prove", "tags": [tag]})
+    config = write_config(tmp_path, world.transport, [tag], presence="proof_response_s = 0.2")
+    result = prove(gateway_bin, config, "prove-6", "--json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    line = json.loads(result.stdout.splitlines()[0])
+    assert line["ok"] is False and line["failure"] == "too_slow", line
+    assert line["write_ms"] + line["read_ms"] >= 300, line
+    text = prove(gateway_bin, config, "prove-6")
+    assert text.returncode == 1 and "proof FAILED: too_slow (challenge to response took" in text.stdout, text.stdout
+    assert "more than the 200 ms" in text.stdout, text.stdout
+    # The same relayed tag within the default bound (600 ms): valid.
+    relaxed = write_config(tmp_path, world.transport, [tag])
+    assert prove(gateway_bin, relaxed, "prove-6").returncode == 0

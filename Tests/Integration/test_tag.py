@@ -17,8 +17,11 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
+
+from bumble.hci import Address
 
 from bgworld.enrolment import EnrolmentWorld
 from conftest import wait_until
@@ -100,6 +103,28 @@ def test_the_door_proves_the_reference_tag(gateway_bin, world, tmp_path):
         assert (tmp_path / "master.key").read_text().strip() not in tag.stderr().lower(), "never a key"
         tag.process.send_signal(signal.SIGTERM)
         assert tag.process.wait(timeout=15) == 0, tag.stderr()
+    finally:
+        tag.kill()
+
+
+def test_an_idle_central_does_not_keep_the_door_from_proving_the_tag(gateway_bin, world, tmp_path):
+    config = door_config(tmp_path, world)
+    tag = Tag(gateway_bin, world.serve_controller("tag", "D0:D1:D2:D3:D4:D5"),
+              "--master-key-file", str(tmp_path / "master.key"), "--ibeacon", ibeacon_argument())
+    try:
+        wait_until(tag.advertising, 30, "the tag to advertise")
+        # A central (the world's phone) connects to the tag and does nothing.
+        connected = time.monotonic()
+        idle = world.call(world.phone.connect(Address(static_address(TAG_ID), Address.RANDOM_DEVICE_ADDRESS)))
+        wait_until(lambda: "advertising again (1 connected)" in tag.stderr(), 10, "the tag to advertise beside it")
+        # The door proves the tag while the idle central still holds its link.
+        result = prove(gateway_bin, config)
+        assert result.returncode == 0, result.stdout + result.stderr + tag.stderr()
+        assert idle.handle in world.phone.connections, "the idle central is still connected"
+        # The idle central is let go at the tag's idle limit (10 s), not before.
+        world.call(world.wait_disconnected(idle, 25), timeout=30)
+        assert time.monotonic() - connected >= 9, "let go at the idle limit, not at once"
+        assert "wrote no challenge within 10 s: disconnecting it" in tag.stderr(), tag.stderr()
     finally:
         tag.kill()
 

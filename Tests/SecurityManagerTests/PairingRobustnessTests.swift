@@ -9,18 +9,26 @@ import XCTest
 /// extended and random PDUs, controller events at the wrong moments, the person's
 /// answer at random, and time jumps; in random order. Nothing may trap, every input gets
 /// a bounded answer, every PDU we send is well formed, and the rules that make the link
-/// safe hold (no SMP after the timeout, no keys after a failure).
+/// safe hold (no SMP after the timeout, no keys after a failure). Every third case starts
+/// from one of the scripted attacks (`PairingAttack.all`): a quarter of those run as
+/// scripted and must end as the attack says, the rest with hostile inputs mixed in.
 final class PairingRobustnessTests: XCTestCase {
     func testHostileCentralsNeverBreakTheResponder() {
         let seed = UInt64(ProcessInfo.processInfo.environment["BEACON_GATEWAY_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0x5A17_22E5)
         let cases = ProcessInfo.processInfo.environment["BEACON_GATEWAY_FUZZ_CASES"].flatMap { Int($0) } ?? 3000
         var random = SplitMix64(seed: seed)
         var outcomes = [String: Int]()
+        var seeded = 0
+        let attacks = PairingAttack.all
         for index in 0 ..< cases {
             let caseSeed = random.next()
-            outcomes[runCase(seed: caseSeed, index: index), default: 0] += 1
+            let attack = index % 3 == 0 ? attacks[(index / 3) % attacks.count] : nil
+            let scripted = attack != nil && (index / 3) % 4 == 0
+            if attack != nil { seeded += 1 }
+            outcomes[runCase(seed: caseSeed, index: index, attack: attack, scripted: scripted), default: 0] += 1
         }
-        print("pairing robustness: \(cases) cases, seed \(seed): \(outcomes.sorted { $0.key < $1.key })")
+        print("pairing robustness: \(cases) cases (\(seeded) from \(attacks.count) scripted attacks), seed \(seed): "
+            + "\(outcomes.sorted { $0.key < $1.key })")
         // The mix reaches every end: completed pairings, refusals, peer failures, timeouts.
         XCTAssertGreaterThan(outcomes["paired", default: 0], 0, "\(outcomes)")
         XCTAssertGreaterThan(outcomes["refused", default: 0], 0, "\(outcomes)")
@@ -28,18 +36,24 @@ final class PairingRobustnessTests: XCTestCase {
         XCTAssertGreaterThan(outcomes["peerFailed", default: 0], 0, "\(outcomes)")
     }
 
-    /// One central against one responder; returns how it ended.
-    private func runCase(seed: UInt64, index: Int) -> String {
+    /// One central against one responder, from `attack` when given (exactly as scripted
+    /// when `scripted`); returns how it ended.
+    private func runCase(seed: UInt64, index: Int, attack: PairingAttack? = nil, scripted: Bool = false) -> String {
         var random = SplitMix64(seed: seed)
-        let numeric = random.next() % 2 == 0
+        let numeric = attack.map { $0.method == .numericComparison } ?? (random.next() % 2 == 0)
         // Now and then a phone with the debug key, which never pairs.
-        let debugKey = random.next() % 16 == 0
-        var run = PairingRun(responder: Fixture.responder(method: numeric ? .numericComparison : .justWorks,
-                                                          acceptsPairing: random.next() % 16 != 0),
-                             phone: ScriptedInitiator(ioCapability: IOCapability(rawValue: UInt8(random.next() % 5)),
+        let debugKey = attack?.debugKey ?? (random.next() % 16 == 0)
+        let accepts = random.next() % 16 != 0 || attack != nil
+        let ioCapability = attack?.ioCapability ?? IOCapability(rawValue: UInt8(random.next() % 5))
+        var run = PairingRun(responder: Fixture.responder(method: numeric ? .numericComparison : .justWorks, acceptsPairing: accepts),
+                             phone: ScriptedInitiator(ioCapability: ioCapability,
+                                                      authentication: attack?.authentication ?? [.bonding, .mitm, .secureConnections],
                                                       keyPair: debugKey ? Fixture.debugKeyPair : P256KeyPair.generate()!))
         // Mostly genuine early on, so the deep states are reached too.
-        let hostility = Int(random.next() % (random.next() % 3 == 0 ? 8 : 60))
+        let drawn = Int(random.next() % (random.next() % 3 == 0 ? 8 : 60))
+        let hostility = scripted ? 0 : attack != nil ? drawn % 8 : drawn
+        var firstFailure: PairingFailure?
+        var result: PairingResult?
         var genuineStep = 0
         var ending = "open"
         var timedOut = false
@@ -49,7 +63,7 @@ final class PairingRobustnessTests: XCTestCase {
             let actions: [PairingAction]
             let roll = Int(random.next() % 100)
             if roll >= hostility {
-                actions = genuine(&run, step: genuineStep)
+                actions = attack.map { next(&run, $0, step: genuineStep) } ?? genuine(&run, step: genuineStep)
                 genuineStep += 1
             } else if roll % 10 < 5 {
                 actions = run.feed(mutated(genuinePDU(run.phone, Int(random.next() % 6)), &random))
@@ -90,14 +104,16 @@ final class PairingRobustnessTests: XCTestCase {
                actions.contains(where: { if case .replyLongTermKey = $0 { true } else { false } }) {
                 XCTFail("an LTK the phone did not derive, \(context)")
             }
-            if let result = actions.result {
-                XCTAssertEqual(result.method, run.responder.configuration.method, "only the method asked for, \(context)")
+            if let completed = actions.result {
+                result = completed
+                XCTAssertEqual(completed.method, run.responder.configuration.method, "only the method asked for, \(context)")
                 XCTAssertFalse(debugKey, "a pairing with the debug key, \(context)")
                 XCTAssertFalse(ended || paired, "keys after the pairing ended, \(context)")
                 paired = true
                 ending = "paired"
             }
             if let failure = actions.failure, run.responder.configuration.acceptsPairing {
+                firstFailure = firstFailure ?? failure
                 XCTAssertFalse(paired && failure != .linkClosed, "a failure after the pairing completed, \(context)")
                 ended = true
                 switch failure {
@@ -110,7 +126,27 @@ final class PairingRobustnessTests: XCTestCase {
             }
             XCTAssertEqual(run.responder.nextDeadline != nil, run.responder.isPairing, context)
         }
+        if let attack, scripted {
+            let context = "\(attack.name): case \(index) (seed \(seed))"
+            XCTAssertEqual(firstFailure, attack.failure, context)
+            if attack.failure == nil {
+                XCTAssertNotNil(result?.peerIdentity, context)
+                XCTAssertEqual(result?.peerIdentity?.irk == nil, attack.withoutIRK, context)
+            } else {
+                XCTAssertNil(result, "paired in spite of the attack, \(context)")
+            }
+        }
         return ending
+    }
+
+    /// The next input of a scripted attack; nothing once its script is over.
+    private func next(_ run: inout PairingRun, _ attack: PairingAttack, step: Int) -> [PairingAction] {
+        guard step < attack.inputs.count else { return [] }
+        switch attack.inputs[step] {
+        case .genuine(let genuineStep): return genuine(&run, step: genuineStep)
+        case .pdu(let make): return run.feed(make(run.phone))
+        case .answer(let matches): return run.responder.numericComparisonAnswered(matches: matches, now: run.now)
+        }
     }
 
     /// The next step of a genuine Just Works or Numeric Comparison pairing: the phone's

@@ -34,6 +34,9 @@ final class EnrolmentDriver: AgentDriver {
     private let connect: ConnectSchedulerDriver?
     private let activeScanning: Bool
     private let gatewayId: String
+    /// What a phone's identity is checked against for the person being enrolled: what is
+    /// in force when it connects.
+    private let identities: (String) -> IdentityCheck
     var log: LogSink
     private var window: Window?
     private lazy var timer = DeadlineTimer(loop: link.loop) { [unowned self] in
@@ -44,13 +47,15 @@ final class EnrolmentDriver: AgentDriver {
     /// (GatewayAgent+FanOut); `connect`, when the door makes connections, is the scheduler
     /// to pause on controllers that need it.
     init(link: ControllerDriver, dataPath: DataPathDriver, doorBeacon: DoorBeaconAdvertiser?, connect: ConnectSchedulerDriver?,
-         activeScanning: Bool, gatewayId: String, log: LogSink) throws(GATTDatabaseError) {
+         activeScanning: Bool, gatewayId: String, identities: @escaping (String) -> IdentityCheck,
+         log: LogSink) throws(GATTDatabaseError) {
         self.link = link
         self.dataPath = dataPath
         self.doorBeacon = doorBeacon
         self.connect = connect
         self.activeScanning = activeScanning
         self.gatewayId = gatewayId
+        self.identities = identities
         self.log = log
         // What a phone reads before pairing: its refusal (encryption needed) is what makes
         // the phone pair (docs/pairing.md).
@@ -139,7 +144,11 @@ final class EnrolmentDriver: AgentDriver {
                 // A central that connected as a window ended: nothing of ours serves it.
                 return dataPath.disconnect(complete.connectionHandle)
             }
-            step { $0.peripheralConnected(complete, now: now) }
+            let check = identities(window!.request.personId)
+            step {
+                $0.identityCheck = check
+                return $0.peripheralConnected(complete, now: now)
+            }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):
@@ -198,7 +207,8 @@ final class EnrolmentDriver: AgentDriver {
         case .compareNumericValue(let value):
             tell(.compare(value))
         case .turnedAway(let why):
-            log.log(.notice, "enrolment central turned away", ["person": current.request.personId, "reason": why.message])
+            let refused: String = if case .identityRefused(let refusal) = why { refusal.code } else { "-" }
+            log.log(.notice, "enrolment central turned away", ["person": current.request.personId, "reason": why.message, "refused": refused])
             tell(.progress(why.message))
         case .disconnect(let handle):
             dataPath.disconnect(handle)

@@ -28,7 +28,9 @@ final class FleetDriver: AgentDriver {
         /// before the heartbeat does.
         var beforeHeartbeat: () -> Void
         /// The status socket's claim on a request that is not a status request (enrolment).
-        var takeOver: ([UInt8]) -> LocalServer.TakeOver?
+        var takeOver: ([UInt8], PeerCredentials?) -> LocalServer.TakeOver?
+        /// Who may connect to the status socket at all (`StatusSocketAccess`).
+        var admits: (PeerCredentials?) -> Bool
     }
 
     private let loop: EventLoop
@@ -227,6 +229,7 @@ final class FleetDriver: AgentDriver {
                 refusal: { _ in StatusRequest.refusal }
             )
             server.takeOver = sources.takeOver
+            server.admits = sources.admits
             statusServer = server
             log.log(.info, "status socket", ["path": path])
         } catch {

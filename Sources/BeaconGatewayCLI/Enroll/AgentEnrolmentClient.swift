@@ -77,7 +77,7 @@ struct AgentEnrolmentClient {
                     EnrolledPersonOutput.print(phone, personId: request.personId, tagId: request.tagId, json: json)
                     return true
                 case .failed(let reason):
-                    printError("enroll: " + reason)
+                    EnrolledPersonOutput.printFailure(reason, json: json)
                     return false
                 case nil:
                     printError("enroll: the agent sent a line this command does not understand (a different version?)")

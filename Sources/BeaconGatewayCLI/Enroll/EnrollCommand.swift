@@ -83,8 +83,9 @@ struct EnrollCommand: ParsableCommand {
                 printError("enroll: no running agent answers on \(path) (without --socket, enrol standalone)")
                 throw GatewayExitCode.runtimeFailure
             case .permissionDenied:
-                printError("enroll: permission denied on \(path): enrolling through the agent needs the permission "
-                    + "status needs (run as the service's user, a member of its group, or root)")
+                printError("enroll: permission denied on \(path): enrolling through the agent takes root, the service's "
+                    + "user, or a member of the group [security] enroll_group names who can also open the socket "
+                    + "(a member of the service's group)")
                 throw GatewayExitCode.runtimeFailure
             case let .failed(message):
                 printError("enroll: \(path): \(message)")

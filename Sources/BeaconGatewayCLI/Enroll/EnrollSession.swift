@@ -124,7 +124,12 @@ final class EnrollSession {
     private func peripheral(_ action: LEDataPath.Action, now: Instant) {
         switch action {
         case .peripheralConnected(let complete):
-            step { $0.peripheralConnected(complete, now: now) }
+            // Standalone, the configuration file is what is in force.
+            let check = IdentityCheck(enrolling: personId, persons: configuration.personIdentities)
+            step {
+                $0.identityCheck = check
+                return $0.peripheralConnected(complete, now: now)
+            }
         case .securityManager(let handle, let pdu):
             step { $0.securityManagerPDU(pdu, handle: handle, now: now) }
         case .longTermKeyRequested(let request):
@@ -212,7 +217,7 @@ final class EnrollSession {
 
     private func report(_ outcome: EnrolmentOutcome) -> Bool {
         guard case .enrolled(let pairedBy, let identity) = outcome else {
-            printError("enroll: " + outcome.message)
+            EnrolledPersonOutput.printFailure(outcome.message, json: json)
             return false
         }
         EnrolledPersonOutput.print(EnrolmentChannel.Enrolled(

@@ -33,4 +33,13 @@ enum EnrolledPersonOutput {
             Swift.print(phone.irk.map { "irk = \"\($0)\"" } ?? "address = \"\(phone.identityAddress)\"")
         }
     }
+
+    /// No phone enrolled: why, on standard error (standard output stays empty, so that
+    /// `enroll … >> gateway.toml` appends nothing); with `--json`, also as one JSON line there.
+    static func printFailure(_ reason: String, json: Bool) {
+        printError("enroll: " + reason)
+        if json {
+            printError("{\"enrolled\":false,\"reason\":" + JSONObjectWriter.quote(reason) + "}")
+        }
+    }
 }

@@ -90,6 +90,7 @@ final class ProveSession {
             configuration: bluetooth.connectScheduling(maxConnections: 1),
             activeScanning: bluetooth.scan == .active
         )
+        proofs.runner.timeLimit = ProofTimeLimit(bound: configuration.presence.proofResponseLimit)
         // Who hears what, in which order (docs/architecture.md): the proof drivers, then the
         // session's own bookkeeping.
         self.proofs = proofs

@@ -19,8 +19,15 @@ struct RunCommand: ParsableCommand {
     @Option(name: .long, help: "Configuration file.")
     var config: String = defaultConfigurationPath
 
-    @Option(name: .long, help: "Write every HCI packet, both ways, to this btsnoop file.")
+    @Option(name: .long, help: "Write every HCI packet, both ways, to this btsnoop file (mode 0600; keys zeroed).")
     var capture: String?
+
+    @Flag(name: .long, help: "With --capture: keep pairing keys (LTK, IRK, CSRK) in the file instead of zeroing them.")
+    var captureKeys = false
+
+    func validate() throws {
+        guard !captureKeys || capture != nil else { throw ValidationError("--capture-keys needs --capture FILE") }
+    }
 
     func run() throws {
         let configuration: GatewayConfiguration
@@ -32,14 +39,14 @@ struct RunCommand: ParsableCommand {
             if let leds = error.salvagedLEDs { showFatalConfiguration(on: leds) }
             throw GatewayExitCode.configurationError
         }
-        let agent = GatewayAgent(
-            options: GatewayAgent.Options(
-                configurationPath: config,
-                configuration: configuration,
-                appVersion: BeaconGateway.version,
-                capturePath: capture
-            )
+        var options = GatewayAgent.Options(
+            configurationPath: config,
+            configuration: configuration,
+            appVersion: BeaconGateway.version,
+            capturePath: capture
         )
+        options.captureKeys = captureKeys
+        let agent = GatewayAgent(options: options)
         switch agent.run() {
         case .stopped:
             return

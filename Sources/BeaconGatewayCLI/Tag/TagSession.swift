@@ -10,8 +10,9 @@ import PresenceProof
 import ProofTag
 
 /// The loop behind `beacon-gateway tag`: the controller, its data path, the Presence Proof
-/// database served on it through `GATTServerDriver`, and connectable advertising put back
-/// on air whenever no door is connected. Progress goes to standard error, never a key.
+/// database served on it through `GATTServerDriver`, and connectable advertising and idle
+/// centrals as `TagLinks` decides, so that no central keeps a door from proving the tag.
+/// Progress goes to standard error, never a key.
 final class TagSession {
     private let tagId: String
     private let key: TagKey
@@ -24,6 +25,12 @@ final class TagSession {
     private var challengeHandle: UInt16 = 0
     private var responseHandle: UInt16 = 0
     private var fatal: String?
+    /// Nil until the controller is up.
+    private var links: TagLinks?
+    private var dataPath: DataPathDriver!
+    private lazy var timer = DeadlineTimer(loop: loop) { [unowned self] in
+        self.step { $0.timerFired(now: self.loop.now) }
+    }
 
     init(tagId: String, key: TagKey, iBeacon: TagIdentity?, transport: TransportSpec, intervalUnits: UInt16) {
         self.tagId = tagId
@@ -70,7 +77,7 @@ final class TagSession {
         challengeHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofChallenge) ?? 0
         responseHandle = database.valueHandle(service: .presenceProofService, characteristic: .proofResponse) ?? 0
         link = controller.link
-        let dataPath = DataPathDriver(link: link)
+        dataPath = DataPathDriver(link: link)
         server = GATTServerDriver(dataPath: dataPath, database: database)
         server.attach()
         server.writeHandler = { [unowned self] request, _ in self.challengeWritten(request) }
@@ -86,7 +93,8 @@ final class TagSession {
             self.family = info.commandFamily
             // A tag does not scan: the radio is the advertising's and the door's link.
             self.link.setScanningPaused(true)
-            self.advertise()
+            self.links = TagLinks(advertisesWhileConnected: info.supportedStates.canAdvertiseConnectableWhilePeripheral)
+            self.step(announcing: false) { $0.controllerUp() }
         }
         link.onEvent = { [unowned self] event, now in self.server.dataPath.handle(event, now: now) }
         link.onACLData = { [unowned self] packet, now in self.server.dataPath.receiveACL(packet, now: now) }
@@ -94,14 +102,15 @@ final class TagSession {
             self.server.peripheralAction(action)
             guard case .peripheralConnected(let complete) = action else { return }
             printError("tag: a door connected (\(complete.peerAddress)), connection 0x\(String(complete.connectionHandle, radix: 16))")
+            self.step { $0.connected(complete.connectionHandle, now: self.loop.now) }
         }
         dataPath.onConnectionClosed = { [unowned self] handle, reason, _ in
             self.server.connectionClosed(handle)
             // After a controller reset the bring-up's end advertises again: one sequence
             // of advertising commands at a time.
             guard case .disconnected(let status) = reason else { return }
-            printError("tag: connection 0x\(String(handle, radix: 16)) ended (\(status)); advertising again")
-            self.advertise()
+            printError("tag: connection 0x\(String(handle, radix: 16)) ended (\(status))")
+            self.step { $0.closed(handle) }
         }
         let address = advertising.randomAddress.map(\.description) ?? "?"
         printError("tag: \(tagId) advertising from \(address) (static random); a door names it with address = \"\(address)\"")
@@ -122,8 +131,32 @@ final class TagSession {
             printError("tag: challenge refused on connection 0x\(String(request.connection, radix: 16)) (\(refusal))")
         } else {
             printError("tag: challenge answered on connection 0x\(String(request.connection, radix: 16))")
+            links?.challengeAnswered(request.connection)
+            timer.arm(at: links?.nextDeadline)
         }
         return refusal
+    }
+
+    /// `announcing`: say so when advertising starts (not at the controller's start, which
+    /// the first line tells).
+    private func step(announcing: Bool = true, _ input: (inout TagLinks) -> [TagLinks.Action]) {
+        guard var current = links else { return }
+        let actions = input(&current)
+        links = current
+        for action in actions {
+            switch action {
+            case .advertise:
+                if announcing {
+                    printError("tag: advertising again" + (current.linkCount > 0 ? " (\(current.linkCount) connected)" : ""))
+                }
+                advertise()
+            case .disconnectIdle(let handle):
+                printError("tag: connection 0x\(String(handle, radix: 16)) wrote no challenge within "
+                    + "\(current.idleLimit.components.seconds) s: disconnecting it")
+                dataPath.disconnect(handle)
+            }
+        }
+        timer.arm(at: links?.nextDeadline)
     }
 
     private func advertise() {

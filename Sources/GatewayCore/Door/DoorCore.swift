@@ -99,6 +99,8 @@ public struct DoorCore: Sendable {
     /// The matcher's counters (IRK work, flood deferrals) and its resolution gate.
     public var matcherCounters: TagMatcher.Counters { matcher.counters }
     public var resolutionGate: Int { matcher.resolutionBudget?.gate ?? 1 }
+    /// Resolvable private addresses recently resolved to a person's tag.
+    public var recentlyResolvedAddresses: [(address: BluetoothAddress, personId: String)] { matcher.recentlyResolvedAddresses }
     /// Tags decided by the connection wishes so far (work per report, for the tests).
     public var wishTagsVisited: Int { wishes.tagsVisited }
 

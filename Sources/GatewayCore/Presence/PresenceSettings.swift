@@ -19,6 +19,9 @@ public struct PresenceSettings: Hashable, Sendable {
     public var awayAfter: Duration
     /// A proof counts for a check-in while younger than this.
     public var proofTTL: Duration
+    /// A valid proof whose challenge took longer than this to become the response fails
+    /// as `too_slow` (`ProofTimeLimit`, docs/security.md "Relayed proofs").
+    public var proofResponseLimit: Duration
     /// Samples kept per tag: the most a window can hold. A tag that advertises faster than
     /// `samplesPerTag / window` has its oldest in-window samples dropped, so the median is
     /// taken over the newest `samplesPerTag`; this is what keeps memory bounded whatever a
@@ -30,7 +33,8 @@ public struct PresenceSettings: Hashable, Sendable {
     public init(enterRSSI: Int = -70, exitRSSI: Int = -75, window: Duration = .seconds(3),
                 minSamples: Int = 2, lostAfter: Duration = .seconds(10),
                 leaveAfter: Duration = .seconds(180), awayAfter: Duration = .seconds(60),
-                proofTTL: Duration = .seconds(600), samplesPerTag: Int = 64) {
+                proofTTL: Duration = .seconds(600), samplesPerTag: Int = 64,
+                proofResponseLimit: Duration = .milliseconds(600)) {
         self.enterRSSI = enterRSSI
         self.exitRSSI = exitRSSI
         self.window = window
@@ -39,6 +43,7 @@ public struct PresenceSettings: Hashable, Sendable {
         self.leaveAfter = leaveAfter
         self.awayAfter = awayAfter
         self.proofTTL = proofTTL
+        self.proofResponseLimit = proofResponseLimit
         self.samplesPerTag = samplesPerTag
     }
 

@@ -222,6 +222,12 @@ class EnrolmentWorld:
         address = await self.find_enrolment(name, timeout)
         return await asyncio.wait_for(self.phone.connect(address), timeout)
 
+    async def connect_from(self, address: Address) -> None:
+        """The phone's next connections leave from `address` (a resolvable private address,
+        as phones connect); its identity address stays its static one."""
+        self.phone.random_address = address
+        await self.phone.send_command(HCI_LE_Set_Random_Address_Command(random_address=address))
+
     async def discover_services(self, connection, timeout: float = 10):
         """The phone's GATT client discovering the gateway's services."""
         return await asyncio.wait_for(Peer(connection).discover_services(), timeout)

@@ -138,8 +138,12 @@ class LinkManager:
     def central_to_peer(self, link: Link, pdu: bytes) -> None:
         if not link.open or link.silent_since is not None or link.tag.peer is None:
             return
+        delay = link.tag.peer.answer_delay_s
         for answer in link.tag.peer.on_l2cap(pdu):
-            self.loop.call_soon(self._peer_to_central, link, answer)
+            if delay > 0:
+                self.loop.call_later(delay, self._peer_to_central, link, answer)
+            else:
+                self.loop.call_soon(self._peer_to_central, link, answer)
 
     def _peer_to_central(self, link: Link, pdu: bytes) -> None:
         if link.open and link.silent_since is None:

@@ -60,7 +60,9 @@ class PeerStats:
 
 
 class TagPeer:
-    def __init__(self, name: str, variant: str = "none", key: bytes | None = None) -> None:
+    def __init__(self, name: str, variant: str = "none", key: bytes | None = None, answer_delay_s: float = 0.0) -> None:
+        """`answer_delay_s`: how much later than at once each answer leaves, as through a
+        relay in front of the tag (the Bumble world's links only)."""
         if variant not in VARIANTS:
             raise ValueError(f"proof variant must be one of {', '.join(VARIANTS)}, not {variant!r}")
         if variant in NEEDS_KEY and key is None:
@@ -68,6 +70,7 @@ class TagPeer:
         self.name = name
         self.variant = variant
         self.key = proof.clone_key(key) if variant == "clone" and key is not None else key
+        self.answer_delay_s = max(0.0, answer_delay_s)
         self.stats = PeerStats()
         self.connected = False
         self._server: att.AttServer | None = None

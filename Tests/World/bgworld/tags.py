@@ -155,7 +155,7 @@ TAG_KEYS = {
     "path", "loop", "tx_power_at_1m", "uuid", "major", "minor", "measured_power",
     "namespace", "instance", "tx_power_at_0m", "name", "tx_power", "scan_response_name",
     "company_id", "payload_hex", "proof", "key", "master_key", "proof_tag_id", "advertise_after",
-    "advertising", "irk", "rotate_every",
+    "advertising", "irk", "rotate_every", "answer_delay_ms",
 }
 
 
@@ -226,7 +226,8 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
             master = proof.parse_key(str(spec["master_key"]), f"tag {tag_id!r}: master_key")
             key = proof.derive_tag_key(master, str(spec.get("proof_tag_id", tag_id)))
         try:
-            peer = TagPeer(tag_id, str(variant or "none"), key)
+            peer = TagPeer(tag_id, str(variant or "none"), key,
+                           answer_delay_s=float(spec.get("answer_delay_ms", 0)) / 1000)
         except ValueError as error:
             raise ValueError(f"tag {tag_id!r}: {error}") from error
     if spec.get("advertising") is False and "advertise_after" in spec:
