@@ -27,7 +27,7 @@ public protocol OutboxSink: AnyObject {
 
     /// Its state for the fleet (the heartbeat, the metrics, `status`, STATUS= and the
     /// amber LED); nil when the store cannot say.
-    func status() -> SinkStatus?
+    func sinkStatus() -> SinkStatus?
 }
 
 /// A sink's state for the fleet.

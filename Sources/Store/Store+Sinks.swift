@@ -29,12 +29,16 @@ extension Store {
     ///   not (each is pending for it: receivers dedupe by key); one configured before and
     ///   configured again resumes where it was.
     /// - A sink removed keeps its deliveries but no longer holds retention or the cap.
+    /// - No sink at all keeps the server's deliveries (the system of record, SPEC §18):
+    ///   events wait for it as version 1 kept them pending, `outbox list` and `outbox
+    ///   export` show them so, and retention prunes them after `RetentionPolicy.unsentMillis`
+    ///   (`forDoor(hasSinks: false)`).
     ///
     /// A change settles every event again (one pass over the outbox, in the one
     /// transaction with the change): rare, and only at a reload that changes the sinks.
     @discardableResult
     public func configureSinks(_ names: [String], nowMillis: Int64) throws(StoreError) -> SinkChanges {
-        let wanted = Set(names)
+        let wanted = names.isEmpty ? [Self.serverSink] : Set(names)
         var known: [String: Bool] = [:]
         let all = try connection.prepare("SELECT name, configured FROM sinks")
         try all.query { row in

@@ -146,6 +146,9 @@ final class StoreSinkTests: StoreTestCase {
         XCTAssertEqual(try store.status(nowMillis: 9 * day).pending, 1, "the server's backlog alone")
         XCTAssertEqual(try store.configureSinks(["mqtt", "server"], nowMillis: 10 * day), SinkChanges(added: ["mqtt"]))
         XCTAssertEqual(sequences(try store.pendingEvents(sink: "mqtt", after: 0, limit: 10)), [3], "it resumes where it was")
+        XCTAssertEqual(try store.configureSinks([], nowMillis: 11 * day), SinkChanges(removed: ["mqtt"]),
+                       "without any sink, events wait for the server")
+        XCTAssertEqual(try store.configuredSinks(), ["server"])
         try assertCountsMatchAFreshCount(store)
     }
 
