@@ -4,6 +4,7 @@ import Fleet
 import Forwarder
 import GatewayCore
 import LEDs
+import Store
 
 /// What the drivers read when they need it: the snapshot behind the heartbeat, `/metrics`
 /// and `status` (FleetDriver, see docs/fleet.md) and the status line's figures
@@ -20,7 +21,7 @@ extension GatewayAgent {
                                     oldestPendingSeconds: Double(status.oldestPendingAgeMillis ?? 0) / 1000)
         }
         let uptime = now - fleet.startedAt
-        return FleetSnapshot(
+        var snapshot = FleetSnapshot(
             gatewayId: configuration.gateway.id, siteId: configuration.gateway.site, doorId: configuration.gateway.door,
             version: options.appVersion, startedAtMillis: fleet.startedAtMillis, nowMillis: wall,
             uptimeSeconds: Int(uptime.components.seconds), clockSynced: clockSynchronisedNow(),
@@ -30,6 +31,8 @@ extension GatewayAgent {
             lastEventAtMillis: fleet.lastEventAtMillis, counters: fleet.counters,
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
+        snapshot.sinks = delivery.sinkStatuses().map(SinkSnapshot.init)
+        return snapshot
     }
 
     func statusReport() -> StatusReport {
@@ -59,6 +62,18 @@ extension GatewayAgent {
             backlog: backlog, outbox: amber, diskTrouble: storage.trouble.map { "\($0)" },
             clockSynchronised: clockSynchronisedNow()
         )
+    }
+}
+
+extension SinkSnapshot {
+    init(_ status: SinkStatus) {
+        let outbox = status.outbox
+        self.init(name: status.name, pending: outbox.pending, dead: outbox.dead, rejected: outbox.rejected,
+                  oldestPendingSeconds: Double(outbox.oldestPendingAgeMillis ?? 0) / 1000,
+                  lastSuccessMillis: outbox.lastSuccessMillis,
+                  lastErrorMillis: outbox.isFailing ? outbox.lastErrorMillis : nil,
+                  lastErrorClass: outbox.isFailing ? outbox.lastErrorClass?.rawValue : nil,
+                  lastError: outbox.isFailing ? outbox.lastError : nil)
     }
 }
 
