@@ -23,11 +23,12 @@ import PackageDescription
 //   Presentation   what the CLI shows: the scan advertiser table, its text and JSON lines
 //   LEDs           the LED pattern engine and libgpiod lines (+ CGpiod)
 //   Config         TOML configuration and its validation, into the host's, core's and LEDs' own types
-//   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite)
+//   Store          SQLite: the outbox, the sequence and persisted presence state (+ CSQLite); each
+//                  event's delivery per sink and the OutboxSink protocol every sink conforms to
 //   Fleet          heartbeat body, metrics exposition, status report, the local endpoints,
 //                  the roster's decisions (RosterSync) and the answer it takes (RosterAnswer)
-//   Forwarder      delivery of the outbox to the server over libcurl (+ CCurl); the heartbeat and
-//                  roster requests
+//   Forwarder      the outbox's sink "server": delivery to the server over libcurl (+ CCurl); the
+//                  heartbeat and roster requests
 //   Journal        log lines for the journal, sd_notify
 //   SiteBus        the site's MQTT bus (SPEC §18): the session with the broker over libmosquitto
 //                  (+ CMosquitto), what is published where

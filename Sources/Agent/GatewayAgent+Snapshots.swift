@@ -4,6 +4,7 @@ import Fleet
 import Forwarder
 import GatewayCore
 import LEDs
+import Store
 
 /// What the drivers read when they need it: the snapshot behind the heartbeat, `/metrics`
 /// and `status` (FleetDriver, see docs/fleet.md) and the status line's figures
@@ -31,6 +32,7 @@ extension GatewayAgent {
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
         snapshot.bus = fleet.siteBus
+        snapshot.sinks = delivery.sinkStatuses().map(SinkSnapshot.init)
         return snapshot
     }
 
@@ -70,6 +72,18 @@ extension GatewayAgent {
             backlog: backlog, outbox: amber, diskTrouble: storage.trouble.map { "\($0)" },
             clockSynchronised: clockSynchronisedNow()
         )
+    }
+}
+
+extension SinkSnapshot {
+    init(_ status: SinkStatus) {
+        let outbox = status.outbox
+        self.init(name: status.name, pending: outbox.pending, dead: outbox.dead, rejected: outbox.rejected,
+                  oldestPendingSeconds: Double(outbox.oldestPendingAgeMillis ?? 0) / 1000,
+                  lastSuccessMillis: outbox.lastSuccessMillis,
+                  lastErrorMillis: outbox.isFailing ? outbox.lastErrorMillis : nil,
+                  lastErrorClass: outbox.isFailing ? outbox.lastErrorClass?.rawValue : nil,
+                  lastError: outbox.isFailing ? outbox.lastError : nil)
     }
 }
 

@@ -86,7 +86,7 @@ public final class GatewayAgent {
             closing: { [unowned self] in self.delivery.stop() },
             reopened: { [unowned self] store in self.storeReopened(store) },
             heldEventsStored: { [unowned self] in self.delivery.kick() },
-            hasServer: { [unowned self] in self.configuration.server != nil },
+            hasSinks: { [unowned self] in !self.delivery.configuredSinks(self.configuration).isEmpty },
             stopping: { [unowned self] in self.saveWhatMustSurvive() }
         )
     )
@@ -94,16 +94,16 @@ public final class GatewayAgent {
     var store: Store? { storage.store }
     var fatal: String?
     var stopping = false
-    /// Delivery of the outbox to the server.
+    /// Delivery of the outbox to its sinks (docs/event-api.md, "Sinks"): one wiring a sink,
+    /// in the order they start. A new sink is its own target and one line here.
     lazy var delivery: DeliveryDriver = DeliveryDriver(
-        loop: loop, log: log, appVersion: options.appVersion, store: { [unowned self] in self.store },
-        onEvent: { [unowned self] event in
-            self.fleet.forwarderEvent(event)
-            // A damaged file found by delivery's reads is the door's disk trouble too: one
-            // policy (examined, rebuilt or moved aside with a salvage).
-            if case let .storeFailed(error) = event, error.trouble == .corrupt { self.storage.failed(error) }
-        },
-        onDelivered: { [unowned self] created, delivered in self.fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered) }
+        loop: loop, log: log, store: { [unowned self] in self.store },
+        sinks: [
+            ServerSinkWiring(appVersion: options.appVersion, onEvent: { [unowned self] event in self.forwarderEvent(event) },
+                             onDelivered: { [unowned self] created, delivered in
+                                 self.fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered)
+                             }),
+        ]
     )
     /// The site's MQTT bus (`[mqtt]`): status, presence, Home Assistant discovery, events.
     lazy var siteBus: SiteBusDriver = SiteBusDriver(
@@ -114,6 +114,12 @@ public final class GatewayAgent {
             counters: { [unowned self] counters in self.fleet.siteBus = counters }
         )
     )
+    /// What the server's sink did: counted, and a damaged file found by its reads is the
+    /// door's disk trouble too: one policy (examined, rebuilt or moved aside with a salvage).
+    func forwarderEvent(_ event: ForwarderEvent) {
+        fleet.forwarderEvent(event)
+        if case let .storeFailed(error) = event, error.trouble == .corrupt { storage.failed(error) }
+    }
     /// The LEDs, systemd's notifications and the watchdog.
     lazy var indicators: IndicatorsDriver = IndicatorsDriver(
         loop: loop, log: log, notifier: SystemdNotifier.fromEnvironment(), watchdogInterval: SystemdNotifier.watchdogInterval(),
@@ -332,7 +338,7 @@ public final class GatewayAgent {
         } else {
             perform(core.saveAll(personIds: configuration.persons.map(\.id)))
         }
-        if configuration.server != nil { delivery.start(configuration) }
+        if !delivery.configuredSinks(configuration).isEmpty { delivery.start(configuration) }
     }
 
     /// Once, with the first store opened: the stored records go into the core (which keeps

@@ -18,7 +18,10 @@ public struct FleetSnapshot: Hashable, Sendable {
     /// Persons with an open visit (PRESENT or UNCONFIRMED).
     public var present: Int
     public var reportsPerSecond: Double
+    /// The whole outbox: the configured sink furthest behind (docs/event-api.md, "Sinks").
     public var outbox: OutboxSnapshot
+    /// Each configured sink's own figures, in its order of start; empty without a sink.
+    public var sinks: [SinkSnapshot] = []
     public var roster: RosterStatus
     public var lastEventAtMillis: Int64?
     public var counters: FleetCounters

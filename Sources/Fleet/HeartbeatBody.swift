@@ -22,6 +22,9 @@ public enum HeartbeatBody {
         json.key("outbox"); outbox(s.outbox, into: &json)
         json.key("roster"); roster(s.roster, into: &json)
         json.key("lastEventAt"); json.string(s.lastEventAtMillis.map(timestamp))
+        if !s.sinks.isEmpty {
+            json.key("sinks"); sinks(s.sinks, into: &json)
+        }
         if let bus = s.bus {
             // SPEC §17's `site`: the bus, and the neighbouring doors heard on it (none yet).
             json.key("site")
@@ -53,6 +56,26 @@ public enum HeartbeatBody {
         json.key("pending"); json.number(o.pending)
         json.key("dead"); json.number(o.dead)
         json.key("oldestPendingS"); json.number(Int(o.oldestPendingSeconds.rounded(.down)))
+        json.endObject()
+    }
+
+    /// Each sink's figures by its name (docs/fleet.md, "Heartbeat"): what `outbox` sums up
+    /// as the sink furthest behind, one sink at a time.
+    static func sinks(_ sinks: [SinkSnapshot], into json: inout JSONWriter) {
+        json.beginObject()
+        for sink in sinks {
+            json.key(sink.name)
+            json.beginObject()
+            json.key("pending"); json.number(sink.pending)
+            json.key("dead"); json.number(sink.dead)
+            json.key("rejected"); json.number(sink.rejected)
+            json.key("oldestPendingS"); json.number(Int(sink.oldestPendingSeconds.rounded(.down)))
+            json.key("lastSuccessAt"); json.string(sink.lastSuccessMillis.map(timestamp))
+            json.key("lastErrorAt"); json.string(sink.lastErrorMillis.map(timestamp))
+            json.key("lastErrorClass"); json.string(sink.lastErrorClass)
+            json.key("lastError"); json.string(sink.lastError)
+            json.endObject()
+        }
         json.endObject()
     }
 

@@ -25,6 +25,21 @@ public enum MetricsExposition {
         out.sample("beacon_gateway_outbox_events", labels: [("state", "rejected")], snapshot.outbox.rejected)
         out.family("beacon_gateway_outbox_oldest_pending_seconds", .gauge, "Age of the oldest pending event (0 when none).")
         out.sample("beacon_gateway_outbox_oldest_pending_seconds", snapshot.outbox.oldestPendingSeconds)
+        // Each sink's own (docs/fleet.md, "Metrics"); the two above are the sink furthest behind.
+        out.family("beacon_gateway_sink_events", .gauge, "Events an outbox sink has not delivered, by sink and state.")
+        for sink in snapshot.sinks {
+            out.sample("beacon_gateway_sink_events", labels: [("sink", sink.name), ("state", "pending")], sink.pending)
+            out.sample("beacon_gateway_sink_events", labels: [("sink", sink.name), ("state", "dead")], sink.dead)
+            out.sample("beacon_gateway_sink_events", labels: [("sink", sink.name), ("state", "rejected")], sink.rejected)
+        }
+        out.family("beacon_gateway_sink_oldest_pending_seconds", .gauge, "Age of a sink's oldest pending event (0 when none).")
+        for sink in snapshot.sinks {
+            out.sample("beacon_gateway_sink_oldest_pending_seconds", labels: [("sink", sink.name)], sink.oldestPendingSeconds)
+        }
+        out.family("beacon_gateway_sink_failing", .gauge, "1 while a sink's last attempt failed and nothing succeeded since.")
+        for sink in snapshot.sinks {
+            out.sample("beacon_gateway_sink_failing", labels: [("sink", sink.name)], sink.lastErrorMillis == nil ? 0 : 1)
+        }
         out.family("beacon_gateway_deliveries_total", .counter, "Answers to event deliveries, by result.")
         let d = c.deliveries
         for (result, value) in [("stored", d.stored), ("duplicate", d.duplicate), ("rejected", d.rejected), ("dead", d.dead), ("retry", d.retry)] {

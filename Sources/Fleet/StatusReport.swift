@@ -47,6 +47,7 @@ public struct StatusReport: Hashable, Sendable {
         json.key("rejected"); json.number(s.outbox.rejected)
         json.key("oldestPendingS"); json.number(Int(s.outbox.oldestPendingSeconds.rounded(.down)))
         json.endObject()
+        json.key("sinks"); HeartbeatBody.sinks(s.sinks, into: &json)
         json.key("lastEvents")
         json.beginArray()
         for event in recentEvents {
@@ -83,12 +84,14 @@ public struct StatusReport: Hashable, Sendable {
             "roster      \(s.roster.source)\(s.roster.revision.map { " \($0)" } ?? ""), \(s.roster.persons) persons\(s.roster.error.map { " (error: \($0))" } ?? "")",
             "outbox      \(s.outbox.pending) pending, \(s.outbox.dead) dead, \(s.outbox.rejected) rejected",
         ]
+        for sink in s.sinks {
+            let failing = sink.lastErrorMillis.map { " · failing at \(HeartbeatBody.timestamp($0)): \(sink.lastErrorClass ?? "?")" } ?? ""
+            lines.append("  \(sink.name)  \(sink.pending) pending, \(sink.dead) dead, \(sink.rejected) rejected\(failing)")
+        }
         if let bus = s.bus {
             lines.append("site bus    \(bus.state)\(bus.error.map { " (\($0))" } ?? ""), \(bus.eventsDelivered) events delivered")
         }
-        lines += [
-            "present     \(visits.count)",
-        ]
+        lines.append("present     \(visits.count)")
         for visit in visits {
             let since = visit.sinceMillis.map(HeartbeatBody.timestamp) ?? "-"
             let rssi = visit.rssi.map { "\($0) dBm" } ?? "-"

@@ -3,7 +3,8 @@ import Store
 
 /// Delivers the outbox to the server (see docs/event-api.md), on the event loop, without ever
 /// blocking it: libcurl's multi interface runs the requests while scanning and presence
-/// go on.
+/// go on. The outbox's sink `server` (`OutboxSink`): it reads and records only that sink's
+/// deliveries, so another sink's progress, outage or backoff is not its concern.
 ///
 /// - Up to `maxInFlight` requests at once, never two of one person, and a person's event
 ///   only after every earlier one of that person left the pending state: per person,
@@ -20,7 +21,9 @@ import Store
 ///
 /// Those decisions are ``ForwarderMachine``'s; this class only feeds it the loop's
 /// happenings and performs its actions in order (libcurl, SQLite, timers).
-public final class Forwarder {
+public final class Forwarder: OutboxSink {
+    /// Its sink in the store.
+    public let name = Store.serverSink
     public var configuration: ForwarderConfiguration { machine.configuration }
     private var machine: ForwarderMachine
     private let store: Store
@@ -101,10 +104,16 @@ public final class Forwarder {
 
     public var inFlightCount: Int { machine.inFlightCount }
 
-    /// Backlog, ages, last outcomes and what the amber LED should show.
+    /// Its backlog, ages, last outcomes and what the amber LED should show.
     public func status() throws(StoreError) -> ForwarderStatus {
-        let outbox = try store.status(nowMillis: loop.wallMilliseconds)
+        let outbox = try store.status(sink: name, nowMillis: loop.wallMilliseconds)
         return ForwarderStatus(outbox: outbox, inFlight: machine.inFlightCount, authRefused: machine.authRefused)
+    }
+
+    /// Its state for the fleet.
+    public func sinkStatus() -> SinkStatus? {
+        guard let status = try? status() else { return nil }
+        return SinkStatus(name: name, outbox: status.outbox, inFlight: status.inFlight, credentialsRefused: status.authRefused)
     }
 
     /// The machine's retry delay (its jitter drawn as an answer's would be).
@@ -128,7 +137,7 @@ public final class Forwarder {
             switch action {
             case let .readPending(after):
                 do throws(StoreError) {
-                    try store.forEachPendingEvent(after: after) { sequence, personId in
+                    try store.forEachPendingEvent(sink: name, after: after) { sequence, personId in
                         machine.sawPending(sequence: sequence, personId: personId)
                     }
                 } catch {
@@ -139,7 +148,7 @@ public final class Forwarder {
             case let .readEntries(sequences):
                 var entries: [OutboxEntry?] = []
                 do throws(StoreError) {
-                    for sequence in sequences { entries.append(try store.entry(sequence: sequence)) }
+                    for sequence in sequences { entries.append(try store.entry(sink: name, sequence: sequence)) }
                 } catch {
                     perform(machine.storeReadFailed(error, at: loop.now))
                     continue
@@ -156,7 +165,7 @@ public final class Forwarder {
                 record(records, finishing: finishing, atMillis: atMillis)
             case let .retryPendingNow(atMillis):
                 do throws(StoreError) {
-                    try store.retryPendingNow(nowMillis: atMillis)
+                    try store.retryPendingNow(sink: name, nowMillis: atMillis)
                 } catch {
                     perform(machine.storeFailed(error, at: loop.now))
                     continue
@@ -205,14 +214,14 @@ public final class Forwarder {
     /// person in `finishing`.
     private func record(_ records: [DeliveryRecord], finishing: [String], atMillis: Int64) {
         do throws(StoreError) {
-            try store.record(records, atMillis: atMillis)
+            try store.record(records, sink: name, atMillis: atMillis)
         } catch {
             perform(machine.recordFailed(finishing: finishing, error, at: loop.now))
             return
         }
         perform(machine.storeWrote())
         do throws(StoreError) {
-            for personId in finishing { machine.personFinished(personId, nextHead: try store.pendingHead(personId: personId)) }
+            for personId in finishing { machine.personFinished(personId, nextHead: try store.pendingHead(sink: name, personId: personId)) }
         } catch {
             perform(machine.recordFailed(finishing: finishing, error, at: loop.now))
         }

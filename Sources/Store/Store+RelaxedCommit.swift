@@ -10,6 +10,6 @@ extension Store {
             try body(&transaction)
             return transaction.appended
         }
-        committedStateChanges { $0.pending += appended }
+        committedStateChanges { $0.appended(appended) }
     }
 }

@@ -1,17 +1,19 @@
-/// Retention (docs/event-api.md, "Retention"): what the outbox keeps once events are
-/// delivered, refused for good, or — at a door without a server — never to be sent.
+/// Retention (docs/event-api.md, "Retention"): what the outbox keeps once every configured
+/// sink has an event (delivered, or refused for good), or — at a door without a sink —
+/// never to be sent.
 /// Pruned in small batches, oldest first, each in its own relaxed transaction, so that a
 /// large backlog costs many short turns of the loop rather than one long one, and each
 /// batch looks at no more rows than it may delete, however large the table.
 public struct RetentionPolicy: Hashable, Sendable {
-    /// Delivered rows (sent, rejected) are kept this long after their last change, for
-    /// `outbox list`, and at most `maximumDelivered` of them.
+    /// Events every configured sink has (sent, or rejected by one) are kept this long after
+    /// the last sink took them, for `outbox list`, and at most `maximumDelivered` of them.
     public var deliveredMillis: Int64
     public var maximumDelivered: Int
-    /// Dead letters (refused by the server, waiting for `outbox retry-dead`) this long.
+    /// Dead letters (refused for good by a sink, waiting for `outbox retry-dead`) this long
+    /// after the last configured sink settled the event.
     public var deadMillis: Int64
-    /// At a door without a server: undelivered events this long after they were decided;
-    /// nil keeps them until a server takes them.
+    /// At a door without a sink: events no sink has settled this long after they were
+    /// decided; nil keeps them until the sinks take them.
     public var unsentMillis: Int64?
     /// Rows one batch may delete.
     public var batch: Int
@@ -27,10 +29,10 @@ public struct RetentionPolicy: Hashable, Sendable {
         self.batch = max(1, batch)
     }
 
-    /// A door without a server keeps what it decided for 90 days (`outbox export` takes it
-    /// off the card); with one, undelivered events wait for it however long.
-    public static func forDoor(hasServer: Bool) -> RetentionPolicy {
-        RetentionPolicy(unsentMillis: hasServer ? nil : 90 * day)
+    /// A door without a sink keeps what it decided for 90 days (`outbox export` takes it
+    /// off the card); with one, undelivered events wait for every sink however long.
+    public static func forDoor(hasSinks: Bool) -> RetentionPolicy {
+        RetentionPolicy(unsentMillis: hasSinks ? nil : 90 * day)
     }
 }
 
@@ -57,50 +59,73 @@ public struct PrunedRows: Hashable, Sendable {
 }
 
 extension Store {
-    /// Prunes at most `policy.batch` rows: delivered ones past their age or beyond their
-    /// count, dead letters past theirs, and at a door without a server undelivered ones
-    /// past theirs. `more` says a full batch went (call again soon). The totals go into
-    /// `meta` in the same transaction (`outbox status` shows them).
+    /// Prunes at most `policy.batch` events: settled ones (every configured sink has them)
+    /// past their age or, delivered ones, beyond their count; and at a door without a sink,
+    /// unsettled ones past theirs. An event goes with its deliveries, every sink's. `more`
+    /// says a full batch went (call again soon). The totals go into `meta` in the same
+    /// transaction (`outbox status` shows them).
     ///
-    /// Each kind is looked at from its oldest row by sequence, at most as many rows as the
-    /// batch has room for: a row updated later than those behind it (a dead letter sent
-    /// again) holds the ones behind it until it is old enough itself.
+    /// Settled events are found through `events_settled` (by settled state, then time): a
+    /// batch looks at no more rows than it deletes, however large the table, and an event
+    /// held by one sink holds nothing behind it.
     public func pruneBatch(nowMillis: Int64, policy: RetentionPolicy) throws(StoreError) -> (pruned: PrunedRows, more: Bool) {
         let counts = try currentStateCounts()
         var pruned = PrunedRows()
+        var deliveries: [String: OutboxStateCounts] = [:]
         try relaxedTransaction { () throws(StoreError) in
             var room = policy.batch
-            func prune(_ state: OutboxState, olderThan ageMillis: Int64?, byCreation: Bool = false,
-                       count limit: Int? = nil) throws(StoreError) -> Int {
+            let deleteDeliveries = try connection.prepare(
+                "DELETE FROM deliveries WHERE sink IN (SELECT name FROM sinks) AND sequence = ? RETURNING sink, state")
+            let deleteEvent = try connection.prepare("DELETE FROM events WHERE sequence = ?")
+            func delete(_ sql: String, _ values: [SQLiteStatement.Value]) throws(StoreError) -> Int {
+                var sequences: [Int64] = []
+                try connection.prepare(sql).query(values) { row in
+                    sequences.append(row.int64(0))
+                    return true
+                }
+                for sequence in sequences {
+                    try deleteDeliveries.query([.integer(sequence)]) { row in
+                        deliveries[row.text(0), default: OutboxStateCounts()].add(1, to: OutboxState(rawValue: Int32(truncatingIfNeeded: row.int64(1))))
+                        return true
+                    }
+                    try deleteEvent.run([.integer(sequence)])
+                }
+                room -= sequences.count
+                return sequences.count
+            }
+            func prune(settled state: OutboxState, olderThan ageMillis: Int64?, count limit: Int? = nil) throws(StoreError) -> Int {
                 let take = min(room, limit ?? room)
                 guard take > 0 else { return 0 }
-                let oldest = "SELECT sequence FROM events WHERE state = ? ORDER BY sequence LIMIT ?"
-                if let ageMillis {
-                    let (cutoff, overflow) = nowMillis.subtractingReportingOverflow(ageMillis)
-                    guard !overflow else { return 0 }
-                    let column = byCreation ? "created_ms" : "updated_ms"
-                    let statement = try connection.prepare("DELETE FROM events WHERE sequence IN (\(oldest)) AND \(column) < ?")
-                    try statement.run([.integer(Int64(state.rawValue)), .integer(Int64(take)), .integer(cutoff)])
-                } else {
-                    let statement = try connection.prepare("DELETE FROM events WHERE sequence IN (\(oldest))")
-                    try statement.run([.integer(Int64(state.rawValue)), .integer(Int64(take))])
+                let oldest = "SELECT sequence FROM events WHERE settled_state = ?"
+                let order = "ORDER BY settled_ms, sequence LIMIT ?"
+                guard let ageMillis else {
+                    return try delete("\(oldest) \(order)", [.integer(Int64(state.rawValue)), .integer(Int64(take))])
                 }
-                let deleted = connection.changes
-                room -= deleted
-                return deleted
+                let (cutoff, overflow) = nowMillis.subtractingReportingOverflow(ageMillis)
+                guard !overflow else { return 0 }
+                return try delete("\(oldest) AND settled_ms < ? \(order)",
+                                  [.integer(Int64(state.rawValue)), .integer(cutoff), .integer(Int64(take))])
             }
-            // Beyond the count first (oldest by sequence), then by age.
-            var excess = counts.sent + counts.rejected - policy.maximumDelivered
+            // Beyond the count first (the longest settled), then by age.
+            var excess = counts.settled.sent + counts.settled.rejected - policy.maximumDelivered
             if excess > 0 {
-                pruned.sent += try prune(.sent, olderThan: nil, count: excess)
+                pruned.sent += try prune(settled: .sent, olderThan: nil, count: excess)
                 excess -= pruned.sent
-                pruned.rejected += try prune(.rejected, olderThan: nil, count: excess)
+                pruned.rejected += try prune(settled: .rejected, olderThan: nil, count: excess)
             }
-            pruned.sent += try prune(.sent, olderThan: policy.deliveredMillis)
-            pruned.rejected += try prune(.rejected, olderThan: policy.deliveredMillis)
-            pruned.dead += try prune(.dead, olderThan: policy.deadMillis)
-            if let unsent = policy.unsentMillis {
-                pruned.unsent += try prune(.pending, olderThan: unsent, byCreation: true)
+            pruned.sent += try prune(settled: .sent, olderThan: policy.deliveredMillis)
+            pruned.rejected += try prune(settled: .rejected, olderThan: policy.deliveredMillis)
+            pruned.dead += try prune(settled: .dead, olderThan: policy.deadMillis)
+            if let unsent = policy.unsentMillis, room > 0 {
+                // Oldest first by sequence, as many as the batch has room for.
+                let (cutoff, overflow) = nowMillis.subtractingReportingOverflow(unsent)
+                if !overflow {
+                    pruned.unsent += try delete("""
+                        SELECT sequence FROM events WHERE sequence IN (
+                            SELECT sequence FROM events WHERE settled_state IS NULL ORDER BY sequence LIMIT ?)
+                        AND created_ms < ?
+                        """, [.integer(Int64(room)), .integer(cutoff)])
+                }
             }
             guard pruned.total > 0 else { return }
             var totals = try retentionTotals()
@@ -112,10 +137,15 @@ extension Store {
             try statements.setMetaInt.run([.text("last_prune_ms"), .integer(nowMillis)])
         }
         committedStateChanges { counts in
-            counts.sent -= pruned.sent
-            counts.rejected -= pruned.rejected
-            counts.dead -= pruned.dead
-            counts.pending -= pruned.unsent
+            counts.events -= pruned.total
+            counts.settled.sent -= pruned.sent
+            counts.settled.rejected -= pruned.rejected
+            counts.settled.dead -= pruned.dead
+            for (sink, gone) in deliveries {
+                var mine = counts.sink(sink)
+                mine.add(OutboxStateCounts(pending: -gone.pending, sent: -gone.sent, rejected: -gone.rejected, dead: -gone.dead))
+                counts.sinks[sink] = mine
+            }
         }
         return (pruned, pruned.total >= policy.batch)
     }

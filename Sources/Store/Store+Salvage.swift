@@ -1,11 +1,14 @@
 /// A damaged database (docs/reliability.md, "Disk trouble"): looked at before anything is
 /// moved, and when it is damaged, moved aside with every undelivered event and presence
 /// record that can still be read copied into the fresh one, under their own sequences and
-/// keys (the server dedupes by key).
+/// keys (receivers dedupe by key). A salvaged event is pending for every configured sink of
+/// the fresh outbox, whatever the damaged one said of its deliveries: what cannot be
+/// trusted is delivered again rather than lost.
 
 /// What a salvage copied out of a damaged database.
 public struct SalvageReport: Hashable, Sendable {
-    /// Undelivered events (pending and dead letters) copied, with their own sequence and key.
+    /// Undelivered events (pending for a sink, or a dead letter) copied, with their own
+    /// sequence and key.
     public var events = 0
     /// Presence records copied.
     public var presence = 0
@@ -58,10 +61,20 @@ extension Store {
             report.unreadable = true
             return report
         }
-        let columns = Statements.entryColumns
-        guard let read = try? source.prepare(
-                "SELECT \(columns) FROM events NOT INDEXED WHERE sequence > ? AND state IN (0, 3) ORDER BY sequence LIMIT 500"),
-              let insert = try? connection.prepare("INSERT OR IGNORE INTO events (\(columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        // Version 1 kept the server's state in `events`; version 2 settles an event once
+        // every configured sink has it.
+        var sourceVersion: Int64 = 0
+        try? source.prepare("PRAGMA user_version").query { row in
+            sourceVersion = row.int64(0)
+            return false
+        }
+        let undelivered = sourceVersion < 2 ? "state IN (0, 3)" : "(settled_state IS NULL OR settled_state = 3)"
+        guard let read = try? source.prepare("""
+                SELECT sequence, idempotency_key, type, person_id, body, created_ms FROM events NOT INDEXED
+                WHERE sequence > ? AND \(undelivered) ORDER BY sequence LIMIT 500
+                """),
+              let insert = try? connection.prepare(
+                "INSERT OR IGNORE INTO events (sequence, idempotency_key, type, person_id, body, created_ms) VALUES (?, ?, ?, ?, ?, ?)")
         else {
             report.unreadable = true
             return report
@@ -78,16 +91,13 @@ extension Store {
             do {
                 try read.query([.integer(after)]) { row in
                     rows.append([.integer(row.int64(0)), .text(row.text(1)), .text(row.text(2)), .text(row.text(3)),
-                                 .blob(row.blob(4)), .integer(row.int64(5)), .integer(row.int64(6)), .integer(row.int64(7)),
-                                 row.optionalInt64(8).map { .integer($0) } ?? .null,
-                                 row.optionalText(9).map { .text($0) } ?? .null,
-                                 .integer(row.int64(10)), .integer(row.int64(11))])
+                                 .blob(row.blob(4)), .integer(row.int64(5))])
                     return true
                 }
             } catch {
                 failed = true
             }
-            if !rows.isEmpty, (try? copy(rows, with: insert)) != nil {
+            if !rows.isEmpty, (try? copy(rows, with: insert, deliveries: true)) != nil {
                 report.events += rows.count
                 if case let .integer(last) = rows[rows.count - 1][0] { after = last }
             }
@@ -120,11 +130,16 @@ extension Store {
         return report
     }
 
-    private func copy(_ rows: [[SQLiteStatement.Value]], with statement: SQLiteStatement) throws(StoreError) {
+    /// Copies `rows` in one transaction; `deliveries`: they are events (sequence, key,
+    /// type, person, body, created), each made pending for every configured sink.
+    private func copy(_ rows: [[SQLiteStatement.Value]], with statement: SQLiteStatement, deliveries: Bool = false) throws(StoreError) {
         guard !rows.isEmpty else { return }
         try connection.execute("BEGIN IMMEDIATE")
         do {
-            for row in rows { try statement.run(row) }
+            for row in rows {
+                try statement.run(row)
+                if deliveries, connection.changes > 0 { try statements.insertDeliveries.run([row[0], row[3], row[5]]) }
+            }
             try connection.execute("COMMIT")
         } catch {
             try? connection.execute("ROLLBACK")

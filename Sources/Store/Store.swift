@@ -1,5 +1,6 @@
 /// The gateway's durable state in one SQLite file: the outbox of events (with the
-/// gateway's sequence) and the persisted presence records.
+/// gateway's sequence), each event's delivery to every sink (docs/event-api.md, "Sinks"),
+/// and the persisted presence records.
 ///
 /// One connection, used from one thread (the event loop); other processes (the `outbox`
 /// command) may open the same file at the same time: WAL lets them read while the agent
@@ -12,15 +13,15 @@
 public final class Store {
     /// The file name inside `gateway.state_dir`.
     public static let fileName = "gateway.sqlite"
-    /// The schema this code writes (`PRAGMA user_version`).
-    public static let schemaVersion: Int32 = 1
+    /// The schema this code writes (`PRAGMA user_version`; `StoreSchema`).
+    public static let schemaVersion: Int32 = StoreSchema.version
 
     public let path: String
     public let configuration: StoreConfiguration
     let connection: SQLiteConnection
     let statements: Statements
-    /// Events per state (see `OutboxStateCounts`); nil until first counted.
-    var stateCounts: OutboxStateCounts?
+    /// Events and deliveries per state (see `OutboxCounts`); nil until first counted.
+    var stateCounts: OutboxCounts?
     /// `PRAGMA data_version` when `stateCounts` was counted.
     var stateCountsDataVersion: Int64 = 0
     /// The bound above every sequence handed out, kept beside the database.
@@ -48,6 +49,8 @@ public final class Store {
             let version = try Self.schemaVersion(of: connection)
             if version == 0 { throw .noOutbox(path: path) }
             if version > Self.schemaVersion { throw .unsupportedSchema(found: version, supported: Self.schemaVersion) }
+            // Only a writer upgrades the file (the agent at its next start).
+            if version < Self.schemaVersion { throw .schemaUpgradePending(found: version, current: Self.schemaVersion) }
             statements = try Statements(connection)
             return
         }
@@ -65,15 +68,6 @@ public final class Store {
         // A fresh database (first start, or one moved aside) continues above every
         // sequence the floor says may have been handed out.
         try Self.migrate(connection, firstSequence: max(1, sequenceFloor.reserved))
-        // Each person's oldest pending event in one index probe (the forwarder's next
-        // event for that person; docs/event-api.md): pending rows only, so it stays small
-        // however many delivered rows are kept. Not part of the schema version: a file
-        // written before it gets it here, and an older binary keeps it up to date. A
-        // connection SQLite could only open read-only goes without (slower, still right).
-        if !connection.isReadOnly {
-            try connection.execute(
-                "CREATE INDEX IF NOT EXISTS events_pending_by_person ON events (person_id, sequence) WHERE state = 0")
-        }
         // The new file's directory entry, so a power cut cannot lose the file itself.
         if isNew { try StoreFiles.syncDirectory(StoreFiles.directory(of: path)) }
         statements = try Statements(connection)
@@ -90,46 +84,35 @@ public final class Store {
         return found
     }
 
-    private static func migrate(_ connection: SQLiteConnection, firstSequence: Int64) throws(StoreError) {
-        let found = try schemaVersion(of: connection)
+    /// Brings the file to `schemaVersion`: a new file is made as version 1 and takes the
+    /// same steps as an old one (`StoreSchema`). Each step is one transaction with its
+    /// version stamp, so a crash or a kill half-way leaves the version before it, and the
+    /// next start simply migrates again. `afterStatement` is for the tests that stop a
+    /// migration half-way (told each statement's index within the step).
+    static func migrate(_ connection: SQLiteConnection, firstSequence: Int64,
+                        afterStatement: (_ step: Int32, _ index: Int) throws(StoreError) -> Void = { _, _ throws(StoreError) in }) throws(StoreError) {
+        var found = try schemaVersion(of: connection)
         if found > schemaVersion { throw .unsupportedSchema(found: found, supported: schemaVersion) }
-        guard found < schemaVersion else { return }
-        // Created in one transaction with the version stamp, so a crash half-way leaves
-        // version 0 and the next start simply creates again.
-        try connection.execute("BEGIN IMMEDIATE")
-        do {
-            try connection.execute("""
-                CREATE TABLE IF NOT EXISTS meta (
-                    name TEXT PRIMARY KEY,
-                    int_value INTEGER,
-                    text_value TEXT
-                ) WITHOUT ROWID;
-                INSERT OR IGNORE INTO meta (name, int_value) VALUES ('next_sequence', \(firstSequence));
-                CREATE TABLE IF NOT EXISTS events (
-                    sequence INTEGER PRIMARY KEY,
-                    idempotency_key TEXT NOT NULL UNIQUE,
-                    type TEXT NOT NULL,
-                    person_id TEXT NOT NULL,
-                    body BLOB NOT NULL,
-                    state INTEGER NOT NULL DEFAULT 0,
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt_ms INTEGER NOT NULL,
-                    last_status INTEGER,
-                    last_error TEXT,
-                    created_ms INTEGER NOT NULL,
-                    updated_ms INTEGER NOT NULL
-                );
-                CREATE INDEX IF NOT EXISTS events_by_state ON events (state, sequence);
-                CREATE TABLE IF NOT EXISTS presence (
-                    person_id TEXT PRIMARY KEY,
-                    record BLOB NOT NULL
-                ) WITHOUT ROWID;
-                PRAGMA user_version = \(schemaVersion);
-                """)
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
+        while found < schemaVersion {
+            let to = found + 1
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                var statements: [String] = []
+                if found == 0 { statements.append(StoreSchema.version1(firstSequence: firstSequence)) }
+                if to > 1 { statements.append(StoreSchema.steps[Int(to) - 2]) }
+                statements.append("PRAGMA user_version = \(to)")
+                for (index, sql) in statements.enumerated() {
+                    try connection.execute(sql)
+                    try afterStatement(to, index)
+                }
+                try connection.execute("COMMIT")
+            } catch {
+                try? connection.execute("ROLLBACK")
+                throw error
+            }
+            // A new file goes straight on to the current version: version 1's transaction
+            // made it, the next steps upgrade it as they would an old one.
+            found = to
         }
     }
 
@@ -153,7 +136,7 @@ public final class Store {
             throw error
         }
         let appended = transaction.appended
-        committedStateChanges { $0.pending += appended }
+        committedStateChanges { $0.appended(appended) }
     }
 
     /// A transaction for bookkeeping whose loss after a power cut is harmless.

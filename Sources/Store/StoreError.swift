@@ -11,6 +11,9 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case noOutbox(path: String)
     /// The file was written by a newer gateway (its schema version is higher than ours).
     case unsupportedSchema(found: Int32, supported: Int32)
+    /// Opened for inspection only, and the file has an older schema: only a writer (the
+    /// agent at its start) upgrades it.
+    case schemaUpgradePending(found: Int32, current: Int32)
     /// A statement failed; `code` is SQLite's primary result code, `systemErrno` the errno
     /// behind it (0 when none).
     case sqlite(code: Int32, message: String, systemErrno: Int32 = 0)
@@ -35,6 +38,8 @@ public enum StoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case let .noOutbox(path): "there is no outbox yet at \(path) (the agent creates it when it first runs)"
         case let .unsupportedSchema(found, supported):
             "the store has schema version \(found), newer than this gateway's \(supported); upgrade the gateway"
+        case let .schemaUpgradePending(found, current):
+            "the store has schema version \(found); the agent upgrades it to \(current) when it starts"
         case let .sqlite(code, message, _): "SQLite error \(code): \(message)"
         case let .outboxFull(undelivered, maximum):
             "the outbox is full (\(undelivered) undelivered events, maximum \(maximum)): new events are refused until the server takes the backlog"

@@ -16,7 +16,10 @@ public struct StoreTransaction {
     /// - Returns: the sequence, or `nil` when an event with this idempotency key is already
     ///   stored: then nothing is inserted, so a restart that decides the same event again
     ///   can never create a second row for one key.
-    /// - Throws: `StoreError.outboxFull` when undelivered events reached the cap.
+    /// The event is pending for every configured sink (one `deliveries` row each).
+    ///
+    /// - Throws: `StoreError.outboxFull` when undelivered events reached the cap
+    ///   (`OutboxCounts.undelivered`).
     public mutating func appendEvent(
         idempotencyKey: String, type: String, personId: String, createdAtMillis: Int64,
         body: (_ sequence: Int64) -> [UInt8]
@@ -33,7 +36,7 @@ public struct StoreTransaction {
         // as at a million, counted again only after another process wrote.
         let maximum = store.configuration.maximumEvents
         let counts = try store.currentStateCounts(appendedInTransaction: appended)
-        let undelivered = counts.pending + counts.dead + appended
+        let undelivered = counts.undelivered + appended
         if undelivered >= maximum { throw .outboxFull(undelivered: undelivered, maximum: maximum) }
 
         var next: Int64 = 1
@@ -45,9 +48,9 @@ public struct StoreTransaction {
         try store.sequenceFloor.cover(next)
         let rendered = body(next)
         try statements.insertEvent.run([
-            .integer(next), .text(idempotencyKey), .text(type), .text(personId), .blob(rendered),
-            .integer(createdAtMillis), .integer(createdAtMillis), .integer(createdAtMillis),
+            .integer(next), .text(idempotencyKey), .text(type), .text(personId), .blob(rendered), .integer(createdAtMillis),
         ])
+        try statements.insertDeliveries.run([.integer(next), .text(personId), .integer(createdAtMillis)])
         try statements.setNextSequence.run([.integer(next + 1)])
         appended += 1
         return next

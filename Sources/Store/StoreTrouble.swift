@@ -40,7 +40,7 @@ extension StoreError {
         case let .sqlite(code, _, systemErrno): SQLiteConnection.trouble(code: code, systemErrno: systemErrno)
         case .corruptRow, .notADatabase: .corrupt
         case let .file(_, _, code): SQLiteConnection.trouble(code: 0, systemErrno: code) ?? .io
-        case .unsupportedSchema, .noOutbox: .io
+        case .unsupportedSchema, .schemaUpgradePending, .noOutbox: .io
         case .outboxFull, .nestedTransaction: nil
         }
     }

@@ -25,7 +25,7 @@ final class StoreDriverTests: XCTestCase {
                 closing: { [unowned self] in self.told.append("closing") },
                 reopened: { [unowned self] _ in self.told.append("reopened") },
                 heldEventsStored: { [unowned self] in self.told.append("held stored") },
-                hasServer: { true },
+                hasSinks: { true },
                 stopping: { [unowned self] in self.told.append("stopping") }
             )
         )

@@ -190,7 +190,8 @@ def test_a_broken_index_found_by_delivery_is_salvaged_and_every_pending_event_is
         connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page_size = connection.execute("PRAGMA page_size").fetchone()[0]
         roots = [row[0] for row in connection.execute(
-            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events' AND name != 'sqlite_autoindex_events_1'")]
+            "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name IN ('events', 'deliveries')"
+            " AND name NOT LIKE 'sqlite_autoindex_%'")]
     with open(database(tmp_path), "r+b") as file:
         for root in roots:
             file.seek((root - 1) * page_size)
@@ -230,12 +231,18 @@ def test_a_database_holding_extreme_values_neither_traps_the_agent_nor_the_outbo
     enqueue_pending(gateway_bin, tmp_path, count=6, persons=6)
     high, low = 2**63 - 1, -2**63
     with sqlite3.connect(database(tmp_path)) as connection:
-        update = "UPDATE events SET attempts = ?, next_attempt_ms = ?, created_ms = ?, updated_ms = ? WHERE sequence = ?"
-        connection.execute(update, (high, high, low, high, 1))
-        connection.execute(update, (low, low, high, low, 2))
-        connection.execute("UPDATE events SET state = 3, updated_ms = ? WHERE sequence = 3", (high,))
-        connection.execute("UPDATE events SET last_status = ?, created_ms = ? WHERE sequence = 4", (high, high))
-        for name in ("last_success_ms", "last_error_ms", "disk_checked_ms", "last_prune_ms", "pruned_sent"):
+        # Schema version 2: the event in `events`, the server's delivery of it in `deliveries`.
+        update = ("UPDATE deliveries SET attempts = ?, next_attempt_ms = ?, updated_ms = ?"
+                  " WHERE sink = 'server' AND sequence = ?")
+        connection.execute(update, (high, high, high, 1))
+        connection.execute(update, (low, low, low, 2))
+        connection.execute("UPDATE events SET created_ms = ? WHERE sequence = 1", (low,))
+        connection.execute("UPDATE events SET created_ms = ? WHERE sequence = 2", (high,))
+        connection.execute("UPDATE deliveries SET state = 3, updated_ms = ? WHERE sink = 'server' AND sequence = 3", (high,))
+        connection.execute("UPDATE deliveries SET last_status = ? WHERE sink = 'server' AND sequence = 4", (high,))
+        connection.execute("UPDATE events SET created_ms = ? WHERE sequence = 4", (high,))
+        connection.execute("UPDATE sinks SET last_success_ms = ?, last_error_ms = ? WHERE name = 'server'", (high, high))
+        for name in ("disk_checked_ms", "last_prune_ms", "pruned_sent"):
             connection.execute("INSERT OR REPLACE INTO meta (name, int_value) VALUES (?, ?)", (name, high))
     for command in (["status"], ["status", "--json"], ["list", "--state", "dead"], ["export"]):
         result = subprocess.run([str(gateway_bin), "outbox", *command, "--state-dir", str(state_dir(tmp_path))],

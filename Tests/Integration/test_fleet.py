@@ -247,7 +247,7 @@ def test_heartbeats_at_the_interval_with_their_fields_through_a_controller_outag
                       "a heartbeat with the controller up and the person present")["body"]
     assert set(beat) == {"gatewayId", "siteId", "doorId", "version", "startedAt", "sentAt", "uptimeS", "clockSynced",
                          "mode", "controller", "scanning", "present", "reportsPerSecond", "outbox", "roster",
-                         "lastEventAt"}
+                         "lastEventAt", "sinks"}
     assert (beat["gatewayId"], beat["siteId"], beat["doorId"], beat["version"]) == (GATEWAY_ID, "S_TEST", "run-test", "0.1.0")
     assert beat["mode"] == "active" and beat["scanning"] is True
     assert beat["roster"] == {"source": "file", "revision": None, "persons": 1, "error": None}
@@ -256,6 +256,10 @@ def test_heartbeats_at_the_interval_with_their_fields_through_a_controller_outag
     assert isinstance(beat["clockSynced"], bool)
     assert beat["reportsPerSecond"] > 0
     assert set(beat["outbox"]) == {"pending", "dead", "oldestPendingS"}
+    # Each outbox sink's own figures (docs/fleet.md): the server's, the only sink here.
+    assert list(beat["sinks"]) == ["server"]
+    assert set(beat["sinks"]["server"]) == {"pending", "dead", "rejected", "oldestPendingS", "lastSuccessAt",
+                                            "lastErrorAt", "lastErrorClass", "lastError"}
     assert beat["startedAt"] < beat["sentAt"]
 
     # At the interval, by the agent's own record (sentAt, uptimeS), not by when the server

@@ -35,8 +35,7 @@ def test_a_door_without_a_server_prunes_past_its_retention_and_keeps_the_rest(ga
         assert result.returncode == 0, result.stderr
     now_ms = int(time.time() * 1000)
     with sqlite3.connect(state_dir / "gateway.sqlite") as db:
-        db.execute("UPDATE events SET created_ms = ?, updated_ms = ? WHERE sequence <= 1200",
-                   (now_ms - 91 * DAY_MS, now_ms - 91 * DAY_MS))
+        db.execute("UPDATE events SET created_ms = ? WHERE sequence <= 1200", (now_ms - 91 * DAY_MS,))
     assert outbox_status(gateway_bin, state_dir)["pending"] == 1500
 
     agent = agents(gateway_bin, config)

@@ -14,7 +14,7 @@ final class StoreRetentionTests: StoreTestCase {
         }
         try store.record([.sent(sequence: 1, status: 201), .rejected(sequence: 2, status: 409),
                           .dead(sequence: 3, status: 400, error: "HTTP 400")], atMillis: 0)
-        let withServer = RetentionPolicy.forDoor(hasServer: true)
+        let withServer = RetentionPolicy.forDoor(hasSinks: true)
         XCTAssertEqual(try store.pruneBatch(nowMillis: 7 * day - 1, policy: withServer).pruned.total, 0)
         XCTAssertEqual(try store.pruneBatch(nowMillis: 7 * day + 1, policy: withServer).pruned,
                        PrunedRows(sent: 1, rejected: 1))
@@ -31,7 +31,7 @@ final class StoreRetentionTests: StoreTestCase {
         let store = try open()
         try append(store, key: "old", person: "a", at: 0)
         try append(store, key: "new", person: "a", at: 10 * day)
-        let alone = RetentionPolicy.forDoor(hasServer: false)
+        let alone = RetentionPolicy.forDoor(hasSinks: false)
         XCTAssertEqual(try store.pruneBatch(nowMillis: 90 * day - 1, policy: alone).pruned.total, 0)
         XCTAssertEqual(try store.pruneBatch(nowMillis: 90 * day + 1, policy: alone).pruned, PrunedRows(unsent: 1))
         XCTAssertEqual(try store.status(nowMillis: 90 * day + 1).pending, 1)

@@ -50,7 +50,7 @@ final class StoreSalvageTests: StoreTestCase {
 
     func testABrokenIndexPageLosesNothingUndelivered() throws {
         let (roots, _) = try makeStore(count: 100, sent: 5)
-        overwrite(page: try XCTUnwrap(roots["events_by_state"]))
+        overwrite(page: try XCTUnwrap(roots["deliveries_by_state"]))
         XCTAssertNotEqual(Store.examine(path: path), .sound)
         let (store, recovery) = try Store.recover(path: path, suffix: "20261127T120000Z",
                                                   reason: .corruptRow("the forwarder's read"))

@@ -4,7 +4,7 @@ import Store
 /// Retention (docs/event-api.md, "Retention"): the outbox is pruned, with or without a
 /// server, in batches on the `RetentionSchedule`.
 extension StoreDriver {
-    var retentionPolicy: RetentionPolicy { .forDoor(hasServer: hooks.hasServer()) }
+    var retentionPolicy: RetentionPolicy { .forDoor(hasSinks: hooks.hasSinks()) }
 
     func startRetention() {
         retentionTimer.arm(at: retention.next)

@@ -32,9 +32,9 @@ final class StoreDriver {
         var reopened: (Store) -> Void
         /// Events held over the restart were stored.
         var heldEventsStored: () -> Void
-        /// Whether the door has a server now, for retention's policy (without one, unsent
-        /// events are pruned too, after longer: docs/event-api.md, "Retention").
-        var hasServer: () -> Bool
+        /// Whether the door has an outbox sink now, for retention's policy (without one,
+        /// unsent events are pruned too, after longer: docs/event-api.md, "Retention").
+        var hasSinks: () -> Bool
         /// The door stops and every other driver has: what must survive is written now
         /// (the door's last commit attempt, the events still held, the closing checkpoint).
         var stopping: () -> Void

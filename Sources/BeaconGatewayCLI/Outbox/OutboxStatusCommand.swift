@@ -5,7 +5,9 @@ import JSONText
 import Journal
 import Store
 
-/// `outbox status`: counts per state, backlog age, last success and last error class.
+/// `outbox status`: counts per state, backlog age, last success and last error class: the
+/// whole outbox (the sink furthest behind), then each configured sink's own
+/// (docs/event-api.md, "Sinks").
 struct OutboxStatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
@@ -23,6 +25,7 @@ struct OutboxStatusCommand: ParsableCommand {
         let now = SystemClock().wallMilliseconds
         let status = try orFail { () throws(StoreError) in try store.status(nowMillis: now) }
         let retention = try orFail { () throws(StoreError) in try store.retentionTotals() }
+        let sinks = try orFail { () throws(StoreError) in try store.sinkStatuses(nowMillis: now) }
         let amber = ForwarderStatus(outbox: status, inFlight: 0, authRefused: status.isFailing && status.lastErrorClass == .auth).amber
         let errorClass = status.isFailing ? status.lastErrorClass?.rawValue : nil
         if json {
@@ -52,6 +55,24 @@ struct OutboxStatusCommand: ParsableCommand {
             writer.key("unsent"); writer.number(retention.pruned.unsent)
             writer.endObject()
             writer.key("lastPrune"); writer.string(retention.lastPruneMillis.map { isoTimestamp(millis: $0) })
+            writer.key("sinks")
+            writer.beginObject()
+            for sink in sinks {
+                writer.key(sink.sink ?? "")
+                writer.beginObject()
+                writer.key("pending"); writer.number(sink.pending)
+                writer.key("sent"); writer.number(sink.sent)
+                writer.key("rejected"); writer.number(sink.rejected)
+                writer.key("dead"); writer.number(sink.dead)
+                writer.key("oldestPendingAgeSeconds")
+                if let age = sink.oldestPendingAgeMillis { writer.number(Double(age) / 1_000, fractionDigits: 3) } else { writer.null() }
+                writer.key("lastSuccess"); writer.string(sink.lastSuccessMillis.map { isoTimestamp(millis: $0) })
+                writer.key("lastErrorClass"); writer.string(sink.isFailing ? sink.lastErrorClass?.rawValue : nil)
+                writer.key("lastError"); writer.string(sink.isFailing ? sink.lastError : nil)
+                writer.key("lastErrorAt"); writer.string(sink.lastErrorMillis.map { isoTimestamp(millis: $0) })
+                writer.endObject()
+            }
+            writer.endObject()
             writer.endObject()
             writeStandardOutput(writer.text + "\n")
             return
@@ -68,6 +89,13 @@ struct OutboxStatusCommand: ParsableCommand {
         }
         if status.dead > 0 { text += "  \(status.dead) dead letter(s): `beacon-gateway outbox list --state dead`, then `outbox retry-dead`\n" }
         text += "  last sequence: \(status.lastSequence) · amber: \(amber)\n"
+        for sink in sinks {
+            text += "  sink \(sink.sink ?? ""): pending \(sink.pending) · sent \(sink.sent) · rejected \(sink.rejected) · dead \(sink.dead)"
+            if let age = sink.oldestPendingAgeMillis { text += " · oldest \(age / 1_000) s" }
+            text += " · last success \(sink.lastSuccessMillis.map { isoTimestamp(millis: $0) } ?? "never")"
+            if sink.isFailing, let errorClass = sink.lastErrorClass { text += " · failing: \(errorClass) (\(sink.lastError ?? ""))" }
+            text += "\n"
+        }
         let pruned = retention.pruned
         text += "  retention pruned: sent \(pruned.sent) · rejected \(pruned.rejected) · dead \(pruned.dead)"
             + " · unsent \(pruned.unsent) · last \(retention.lastPruneMillis.map { isoTimestamp(millis: $0) } ?? "never")\n"
