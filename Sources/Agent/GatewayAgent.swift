@@ -103,6 +103,7 @@ public final class GatewayAgent {
                              onDelivered: { [unowned self] created, delivered in
                                  self.fleet.delivered(createdAtMillis: created, deliveredAtMillis: delivered)
                              }),
+            BusSinkWiring(siteBus: { [unowned self] in self.siteBus }, storeFailed: { [unowned self] error in self.sinkStoreFailed(error) }),
         ]
     )
     /// The site's MQTT bus (`[mqtt]`): status, presence, Home Assistant discovery, events.
@@ -118,7 +119,13 @@ public final class GatewayAgent {
     /// door's disk trouble too: one policy (examined, rebuilt or moved aside with a salvage).
     func forwarderEvent(_ event: ForwarderEvent) {
         fleet.forwarderEvent(event)
-        if case let .storeFailed(error) = event, error.trouble == .corrupt { storage.failed(error) }
+        if case let .storeFailed(error) = event { sinkStoreFailed(error) }
+    }
+
+    /// A sink's read or record failed: a damaged file is the door's disk trouble (the
+    /// events stay pending for that sink either way).
+    func sinkStoreFailed(_ error: StoreError) {
+        if error.trouble == .corrupt { storage.failed(error) }
     }
     /// The LEDs, systemd's notifications and the watchdog.
     lazy var indicators: IndicatorsDriver = IndicatorsDriver(

@@ -289,3 +289,144 @@ def test_what_the_broker_side_floods_the_door_with_is_refused_counted_and_bounde
                  "person 0 present after the flood")
     assert agent.process.poll() is None
     assert oversized() == 4, "the 100 KiB message reached the door"
+
+
+# MARK: - events from the outbox (the sink `mqtt`)
+
+EVENTS = f"{BASE}/events"
+
+
+def walkers(count: int, start: float = 1.0, gap: float = 1.5, stay: float = 2.5) -> list[dict]:
+    """Person i arrives at start + gap·i s, stays `stay` s at 1 m, and goes."""
+    return [world_tag(i, path=[[0, None], [start + gap * i, None], [start + gap * i + 0.01, 1.0],
+                               [start + gap * i + stay, 1.0], [start + gap * i + stay + 0.01, None]])
+            for i in range(count)]
+
+
+def bus_keys(subscriber) -> list[str]:
+    """The events' idempotency keys in the order the bus delivered them (repeats kept)."""
+    return [json.loads(message.payload)["idempotencyKey"] for message in subscriber.on(EVENTS)]
+
+
+def first_occurrences(keys: list[str]) -> list[str]:
+    seen: dict[str, None] = {}
+    for key in keys:
+        seen.setdefault(key, None)
+    return list(seen)
+
+
+def test_every_event_reaches_the_bus_in_sequence_order_with_its_key_and_body(gateway_bin, world_factory, agents,
+                                                                              mqtt_broker, tmp_path):
+    from test_run import count, outbox, wait_rows
+    world = world_factory(scenario(*walkers(3)))
+    world.control("mute")
+    bus = mqtt_broker.subscriber(EVENTS)
+    config = bus_config(tmp_path, world, [0, 1, 2], mqtt_broker.url)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"controller up")
+    world.control("restart-script")
+    world.control("unmute")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 3, 40, "three checkouts", agent)
+    keys = [row["idempotencyKey"] for row in rows]
+    bus.wait_for(lambda messages: set(bus_keys(bus)) >= set(keys), 20, "every event on the bus")
+    assert first_occurrences(bus_keys(bus)) == keys
+    # Each as the server would get it: §7's body, key included.
+    bodies = {json.loads(m.payload)["idempotencyKey"]: json.loads(m.payload) for m in bus.on(EVENTS)}
+    for row in rows:
+        assert bodies[row["idempotencyKey"]] == row["event"]
+    assert all(not m.retain and m.qos == 1 for m in bus.on(EVENTS))
+    assert agent.stop() == 0
+    # Nothing is left pending for the bus.
+    assert all(row["idempotencyKey"] in bodies for row in outbox(gateway_bin, config))
+
+
+@pytest.mark.parametrize("persistence", [False, True], ids=["persistence-off", "persistence-on"])
+def test_events_decided_while_the_broker_is_down_are_published_in_order_after_it_returns(
+        gateway_bin, world_factory, agents, mqtt_broker_factory, tmp_path, persistence):
+    from test_run import count, wait_rows
+    broker = mqtt_broker_factory(persistence=persistence)
+    world = world_factory(scenario(*walkers(4, start=1.0, gap=2.0)))
+    world.control("mute")
+    config = bus_config(tmp_path, world, [0, 1, 2, 3], broker.url)
+    bus = broker.subscriber(EVENTS)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    agent.wait_log(r"controller up")
+    world.control("restart-script")
+    world.control("unmute")
+    first = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkin") >= 1, 30, "the first checkin", agent)
+    bus.wait_for(lambda m: first[0]["idempotencyKey"] in bus_keys(bus), 10, "the first event on the bus")
+
+    broker.stop()
+    agent.wait_log(r"site bus down")
+    # The rest of the visits are decided with the broker away; the door goes on.
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 4, 60, "four checkouts", agent)
+    keys = [row["idempotencyKey"] for row in rows]
+    # The agent is held (SIGSTOP) while the broker comes back and a new subscriber is on,
+    # so what it publishes at its reconnection has someone to reach: an order, not a wait.
+    agent.signal(signal.SIGSTOP)
+    try:
+        broker.start()
+        again = broker.subscriber(EVENTS)
+    finally:
+        agent.signal(signal.SIGCONT)
+    agent.wait_log(r"site bus up", count=2, timeout=90)
+    again.wait_for(lambda messages: set(bus_keys(again)) >= set(keys[1:]), 30, "every later event after the return")
+    # In sequence order after the restart: the events the broker had not acknowledged go
+    # again from the first of them, and nothing is re-keyed.
+    delivered_after = first_occurrences(bus_keys(again))
+    assert delivered_after == [key for key in keys if key in delivered_after], (delivered_after, keys)
+    assert set(delivered_after) <= set(keys)
+
+
+def test_kill_9_with_events_unpublished_loses_none_and_rekeys_none(gateway_bin, world_factory, agents,
+                                                                    mqtt_broker, tmp_path):
+    from test_run import count, wait_rows
+    world = world_factory(scenario(*walkers(2)))
+    world.control("mute")
+    config = bus_config(tmp_path, world, [0, 1], mqtt_broker.url)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    agent.wait_log(r"controller up")
+    mqtt_broker.stop()
+    agent.wait_log(r"site bus down")
+    world.control("restart-script")
+    world.control("unmute")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 2, 40, "two checkouts", agent)
+    keys = [row["idempotencyKey"] for row in rows]
+    agent.process.send_signal(signal.SIGKILL)
+    agent.process.wait()
+    mqtt_broker.start()
+    bus = mqtt_broker.subscriber(EVENTS)
+    agents(gateway_bin, config)
+    bus.wait_for(lambda messages: set(bus_keys(bus)) >= set(keys), 30, "every event after the restart")
+    assert first_occurrences(bus_keys(bus)) == keys
+
+
+def test_one_sink_down_never_holds_the_other_back(gateway_bin, world_factory, agents, event_server, mqtt_broker,
+                                                  tmp_path):
+    from test_run import count, wait_rows
+    world = world_factory(scenario(*walkers(2, start=1.0, gap=6.0)))
+    world.control("mute")
+    config = bus_config(tmp_path, world, [0, 1], mqtt_broker.url, server=event_server)
+    bus = mqtt_broker.subscriber(EVENTS)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    agent.wait_log(r"controller up")
+    # The server refuses everything for now: the bus gets person 0's visit all the same.
+    event_server.control(fail_status=503)
+    world.control("restart-script")
+    world.control("unmute")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout", person_id(0)) >= 1, 40,
+                     "person 0's checkout", agent)
+    first_visit = [row["idempotencyKey"] for row in rows]
+    bus.wait_for(lambda m: set(bus_keys(bus)) >= set(first_visit), 20, "person 0's visit on the bus")
+    assert not event_server.snapshot()["events"], "the server refused them"
+    # Now the broker goes and the server comes back: person 1's visit reaches the server,
+    # and person 0's too, while the bus is down.
+    mqtt_broker.stop()
+    agent.wait_log(r"site bus down")
+    event_server.control(fail_status=None)
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 2, 40, "two checkouts", agent)
+    wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 30,
+               "every event at the server while the broker is away")

@@ -120,10 +120,14 @@ final class SiteBusDriver: AgentDriver {
 
     // MARK: What the door tells the bus
 
-    /// An event was committed: the bus publishes it from the outbox; presence follows.
+    /// Events were committed (the outbox's sink `mqtt` was kicked): published from the outbox.
+    func eventsCommitted() {
+        bus?.eventsCommitted()
+    }
+
+    /// An event was committed: presence follows (the event itself goes through the sink).
     func eventCommitted(_ event: AttendanceEvent) {
         guard let bus, let settings else { return }
-        bus.eventsCommitted()
         guard settings.presence, published.contains(event.userId), let topics = topics else { return }
         let present = event.type == .checkin
         let since = present ? event.visitStartMilliseconds : event.timestampMilliseconds

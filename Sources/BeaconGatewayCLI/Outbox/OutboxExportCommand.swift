@@ -10,6 +10,7 @@ struct OutboxExportCommand: ParsableCommand {
     )
 
     @OptionGroup var location: OutboxLocation
+    @OptionGroup var sink: OutboxSinkOption
 
     @Option(name: .long, help: "Comma-separated states: pending, sent, rejected, dead or all.")
     var state: String = "all"
@@ -19,8 +20,9 @@ struct OutboxExportCommand: ParsableCommand {
     func run() throws {
         let states = try parseStates(state)
         let store = try location.openStore(readOnly: true)
+        let sink = try sink.resolve(store)
         try orFail { () throws(StoreError) in
-            try store.export(states: states) { entry in writeStandardOutput(entry.jsonLine + "\n") }
+            try store.export(sink: sink, states: states) { entry in writeStandardOutput(entry.jsonLine + "\n") }
         }
     }
 }

@@ -10,6 +10,7 @@ struct OutboxListCommand: ParsableCommand {
     )
 
     @OptionGroup var location: OutboxLocation
+    @OptionGroup var sink: OutboxSinkOption
 
     @Option(name: .long, help: "Comma-separated states: pending, sent, rejected, dead or all.")
     var state: String = "pending,dead"
@@ -28,8 +29,9 @@ struct OutboxListCommand: ParsableCommand {
     func run() throws {
         let states = try parseStates(state)
         let store = try location.openStore(readOnly: true)
+        let sink = try sink.resolve(store)
         try orFail { () throws(StoreError) in
-            try store.forEachEntry(states: states, limit: limit) { entry in
+            try store.forEachEntry(sink: sink, states: states, limit: limit) { entry in
                 if json {
                     writeStandardOutput(entry.jsonLine + "\n")
                 } else {

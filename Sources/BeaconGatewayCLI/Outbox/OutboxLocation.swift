@@ -37,6 +37,20 @@ struct OutboxLocation: ParsableArguments {
     }
 }
 
+/// `--sink NAME`: whose delivery states `list`, `export` and `retry-dead` show (docs/cli.md):
+/// by default the server's when the store has it configured, else the first configured sink
+/// (a door that publishes to the site bus only: `mqtt`), else the server's.
+struct OutboxSinkOption: ParsableArguments {
+    @Option(name: .long, help: "The sink whose delivery states are shown: server or mqtt (default: server if configured, else the first configured).")
+    var sink: String?
+
+    func resolve(_ store: Store) throws -> String {
+        if let sink { return sink }
+        let configured = try orFail { () throws(StoreError) in try store.configuredSinks() }
+        return configured.contains(Store.serverSink) ? Store.serverSink : configured.first ?? Store.serverSink
+    }
+}
+
 /// Store failures in commands: a message and exit code 1.
 func orFail<T>(_ body: () throws(StoreError) -> T) throws -> T {
     do {
