@@ -98,7 +98,7 @@ let package = Package(
         .target(name: "Forwarder", dependencies: ["CCurl", "Store", "EventLoop", "AttendanceEvents", "SplitMix", "Fleet"], path: "Sources/Forwarder"),
         .target(name: "LEDs", dependencies: ["CGpiod", "EventLoop"], path: "Sources/LEDs"),
         .target(name: "Journal", dependencies: ["EventLoop", "SystemCalls"], path: "Sources/Journal"),
-        .target(name: "SiteBus", dependencies: ["CMosquitto", "EventLoop", "JSONText", "SplitMix", "AttendanceEvents"], path: "Sources/SiteBus"),
+        .target(name: "SiteBus", dependencies: ["CMosquitto", "EventLoop", "JSONText", "SplitMix", "AttendanceEvents", "Store"], path: "Sources/SiteBus"),
         // GNU extensions Glibc's module hides (accept4, adjtimex), as inline wrappers.
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .target(name: "Fleet", dependencies: ["EventLoop", "BluetoothCrypto", "AttendanceEvents", "JSONText", "CLinux", "SystemCalls"], path: "Sources/Fleet"),
