@@ -430,3 +430,45 @@ def test_one_sink_down_never_holds_the_other_back(gateway_bin, world_factory, ag
     rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 2, 40, "two checkouts", agent)
     wait_until(lambda: set(event_server.snapshot()["events"]) == {row["idempotencyKey"] for row in rows}, 30,
                "every event at the server while the broker is away")
+
+
+def test_events_the_broker_refuses_are_counted_kept_and_published_once_it_allows_them(gateway_bin, world_factory,
+                                                                                       agents, mqtt_broker_factory,
+                                                                                       tmp_path):
+    from test_fleet import free_port, scrape, value
+    from test_run import count, wait_rows
+    acl = tmp_path / "acl"
+    # The door may publish its status, presence and discovery, not its events (an ACL
+    # mistake on the site's broker): MQTT 5 answers each such PUBLISH with PUBACK 0x87.
+    rules = ["topic read #", "topic write beacon-gateway/+/+/status", "topic write beacon-gateway/+/+/presence/#",
+             "topic readwrite homeassistant/#"]
+    acl.write_text("\n".join(rules) + "\n")
+    broker = mqtt_broker_factory(extra_config=f"acl_file {acl}\n")
+    world = world_factory(scenario(*walkers(1)))
+    world.control("mute")
+    port = free_port()
+    config = bus_config(tmp_path, world, [0], broker.url, extra=f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
+    bus = broker.subscriber([EVENTS, f"{BASE}/presence/#"])
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    agent.wait_log(r"controller up")
+    world.control("restart-script")
+    world.control("unmute")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 1, 40, "the visit", agent)
+
+    def refused() -> float:
+        return value(scrape(port), "beacon_gateway_bus_published", "beacon_gateway_bus_published_total",
+                     topic_kind="events", result="refused")
+
+    wait_until(lambda: refused() >= 2, 30, "the refused events counted")
+    assert bus.on(EVENTS) == []
+    # Presence went on: it is allowed.
+    bus.wait_for(lambda m: (last_json(bus, presence_topic(0)) or {}).get("state") == "away", 10, "presence away")
+    assert len(agent.lines(r"site bus: refused .*reason=publish_refused")) == 1, agent.lines("site bus")
+    # The site fixes its ACL (mosquitto reads it again at SIGHUP): the events kept in the
+    # outbox go out, in order, at the next try.
+    acl.write_text("\n".join(rules + ["topic write beacon-gateway/+/+/events"]) + "\n")
+    broker.process.send_signal(signal.SIGHUP)
+    keys = [row["idempotencyKey"] for row in rows]
+    bus.wait_for(lambda m: set(bus_keys(bus)) >= set(keys), 90, "the events once allowed")
+    assert first_occurrences(bus_keys(bus)) == keys
