@@ -95,7 +95,7 @@ public enum MetricsExposition {
                 }
             }
             out.family("beacon_gateway_bus_refused_total", .counter, "Messages from the broker's side the door refused, by reason.")
-            for reason in ["unexpected_topic", "qos2", "oversized", "publish_refused"] {
+            for reason in ["unexpected_topic", "qos2", "oversized", "publish_refused", "too_large"] {
                 out.sample("beacon_gateway_bus_refused_total", labels: [("reason", reason)], bus.refused[reason] ?? 0)
             }
         }

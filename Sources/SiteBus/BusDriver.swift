@@ -30,13 +30,16 @@ public final class BusDriver {
 
     public struct Hooks {
         public var stateChanged: (BusSession.BusState) -> Void
+        /// What the journal says of the session (once per change, docs/site-bus.md).
+        public var announce: (BusSession.BusAnnouncement) -> Void
         public var refused: (BusRefusal) -> Void
         /// A message was acknowledged (`accepted`) or refused by the broker.
         public var published: (_ kind: BusTopicKind, _ accepted: Bool) -> Void
 
-        public init(stateChanged: @escaping (BusSession.BusState) -> Void, refused: @escaping (BusRefusal) -> Void,
-                    published: @escaping (BusTopicKind, Bool) -> Void) {
+        public init(stateChanged: @escaping (BusSession.BusState) -> Void, announce: @escaping (BusSession.BusAnnouncement) -> Void,
+                    refused: @escaping (BusRefusal) -> Void, published: @escaping (BusTopicKind, Bool) -> Void) {
             self.stateChanged = stateChanged
+            self.announce = announce
             self.refused = refused
             self.published = published
         }
@@ -148,7 +151,10 @@ public final class BusDriver {
             guard let client else { return }
             switch client.publish(message) {
             case let .success(mid): tokens[mid] = token
-            case .failure: break // the connection is going; its loss is reported by the library
+            case let .failure(failure) where failure.tooLarge:
+                queued += session.tooLarge(token, at: loop.now)
+            case .failure:
+                break // the connection is going; its loss is reported by the library
             }
             handle(client.drain())
         case let .subscribe(topic):
@@ -158,12 +164,17 @@ public final class BusDriver {
             queued += session.eventsRead(read, limit: limit, at: loop.now)
         case let .delivered(sequences):
             deliveredBatch += sequences
+        case let .undeliverable(sequence, reason):
+            flushDelivered()
+            events?.undeliverable(sequence, reason: reason)
         case let .armTimer(deadline):
             timer.arm(at: deadline)
         case let .stateChanged(state):
             hooks.stateChanged(state)
         case let .refused(refusal):
             hooks.refused(refusal)
+        case let .announce(announcement):
+            hooks.announce(announcement)
         }
     }
 
@@ -282,4 +293,6 @@ public protocol BusEventSource: AnyObject {
     func events(after sequence: Int64, limit: Int) -> [BusSession.Event]
     /// The broker acknowledged these events.
     func delivered(_ sequences: [Int64])
+    /// This event can never go to this broker (`reason` says why): a dead letter of the bus.
+    func undeliverable(_ sequence: Int64, reason: String)
 }

@@ -54,6 +54,14 @@ public final class BusOutboxSink: OutboxSink, BusEventSource {
         }
     }
 
+    public func undeliverable(_ sequence: Int64, reason: String) {
+        do {
+            try store.record([.refused(sequence: sequence, errorClass: .client, error: reason)], sink: name, atMillis: loop.wallMilliseconds)
+        } catch {
+            storeFailed(error)
+        }
+    }
+
     public func delivered(_ sequences: [Int64]) {
         do {
             try store.record(sequences.map { .delivered(sequence: $0) }, sink: name, atMillis: loop.wallMilliseconds)

@@ -40,6 +40,8 @@ public struct BusSession {
         case readEvents(after: Int64, limit: Int)
         /// The broker has these events (PUBACK): record them delivered to the bus.
         case delivered([Int64])
+        /// This event can never go to this broker: a dead letter of the bus (the next go on).
+        case undeliverable(Int64, reason: String)
         /// Wake `timerFired` then (nil: no timer).
         case armTimer(Instant?)
         /// The session's state changed: for the journal (once per change), the LEDs'
@@ -48,6 +50,17 @@ public struct BusSession {
         /// Something the broker or a subscriber sent was refused: counted and, once per
         /// kind and minute, logged.
         case refused(BusRefusal)
+        /// A line for the journal: once per change of state, not per retry, and a session
+        /// that keeps dropping is said once until it stays up (docs/site-bus.md).
+        case announce(BusAnnouncement)
+    }
+
+    public enum BusAnnouncement: Equatable, Sendable {
+        case up(sessionPresent: Bool)
+        case down(BusConnectionFault)
+        /// The session came up and dropped again with the same fault, within
+        /// `stableAfter`: said once; the next line is the one that says it stayed up.
+        case flapping(BusConnectionFault)
     }
 
     public enum BusState: Equatable, Sendable {
@@ -70,6 +83,9 @@ public struct BusSession {
         /// Home Assistant restarting (or a flood of its birth message) republishes at most
         /// this often.
         public var republishInterval: Duration = .seconds(5)
+        /// A session up this long is stable: one that drops sooner with the fault last said
+        /// is flapping.
+        public var stableAfter: Duration = .seconds(60)
 
         public init(topics: BusTopics, events: Bool, homeAssistant: Bool) {
             self.topics = topics
@@ -102,6 +118,15 @@ public struct BusSession {
     /// After the broker refused an event (quota exceeded): no events before then.
     private var eventsPausedUntil: Instant?
 
+    /// What the journal was last told, when the session last came up, whether it is
+    /// flapping, and when an up session will count as stable.
+    private var announced: BusAnnouncement?
+    private var upSince: Instant?
+    private var flapping = false
+    private var stableAt: Instant?
+    /// Whether the broker still had the door's session at the last connection.
+    public private(set) var sessionPresent = false
+
     public init(settings: Settings, seed: UInt64) {
         self.settings = settings
         jitter = SplitMix64(seed: seed)
@@ -130,10 +155,17 @@ public struct BusSession {
         failures = 0
         reconnectAt = nil
         state = .up
+        self.sessionPresent = sessionPresent
+        upSince = now
         publishedThrough = 0
         inFlight = []
         drained = false
         var actions: [Action] = [.stateChanged(.up)]
+        if flapping {
+            stableAt = now + settings.stableAfter
+        } else {
+            actions += announce(.up(sessionPresent: sessionPresent))
+        }
         actions.append(.publish(statusMessage(online: true), .message(.status)))
         if settings.homeAssistant { actions.append(.subscribe(settings.topics.homeAssistantStatus)) }
         actions += publishClears()
@@ -180,6 +212,21 @@ public struct BusSession {
             return [.delivered([sequence])] + pumpEvents(at: now)
         case let .message(kind):
             return reason >= 0x80 ? [.refused(.publishRefused(reason: reason, kind: kind))] : []
+        }
+    }
+
+    /// The library refused to send a message larger than the broker takes (its maximum
+    /// packet size): an event becomes the bus's dead letter and the stream goes on; other
+    /// messages are counted.
+    public mutating func tooLarge(_ token: Token, at now: Instant) -> [Action] {
+        guard state == .up else { return [] }
+        switch token {
+        case let .event(sequence):
+            guard inFlight.remove(sequence) != nil else { return [] }
+            return [.refused(.tooLarge(kind: .events)),
+                    .undeliverable(sequence, reason: "larger than the broker's maximum packet size")] + pumpEvents(at: now)
+        case let .message(kind):
+            return [.refused(.tooLarge(kind: kind))]
         }
     }
 
@@ -231,6 +278,11 @@ public struct BusSession {
             republishDue = nil
             actions += republishAll(at: now)
         }
+        if let at = stableAt, now >= at, state == .up {
+            stableAt = nil
+            flapping = false
+            actions += announce(.up(sessionPresent: sessionPresent))
+        }
         if let until = eventsPausedUntil, now >= until {
             eventsPausedUntil = nil
             actions += pumpEvents(at: now)
@@ -280,10 +332,43 @@ public struct BusSession {
     }
 
     private mutating func wait(after fault: BusConnectionFault, at now: Instant) -> [Action] {
+        let wasUp = state == .up
         failures += 1
         state = .down(fault)
         reconnectAt = now + delay(long: fault.needsOperator)
-        return [.stateChanged(.down(fault)), .armTimer(nextDeadline())]
+        stableAt = nil
+        var actions: [Action] = [.stateChanged(.down(fault))]
+        if wasUp, let since = upSince, now < since + settings.stableAfter, lastFault == fault {
+            // Up and down again with the same fault: said once, then quiet until stable.
+            if !flapping {
+                flapping = true
+                actions += announce(.flapping(fault))
+            }
+        } else if lastFault != fault || wasUp {
+            flapping = false
+            actions += announce(.down(fault))
+        }
+        upSince = nil
+        return actions + [.armTimer(nextDeadline())]
+    }
+
+    /// The fault the journal was last told of (through a down or a flapping line).
+    private var lastFault: BusConnectionFault? {
+        switch announced {
+        case let .down(fault), let .flapping(fault): fault
+        default: lastDownFault
+        }
+    }
+
+    private var lastDownFault: BusConnectionFault?
+
+    private mutating func announce(_ announcement: BusAnnouncement) -> [Action] {
+        announced = announcement
+        switch announcement {
+        case let .down(fault), let .flapping(fault): lastDownFault = fault
+        case .up: break
+        }
+        return [.announce(announcement)]
     }
 
     /// About 1, 2, 4 … s, at most `maximumBackoff`, ±20 %; faults only an operator can fix
@@ -325,7 +410,7 @@ public struct BusSession {
     }
 
     private func nextDeadline() -> Instant? {
-        [reconnectAt, republishDue, eventsPausedUntil].compactMap { $0 }.min()
+        [reconnectAt, republishDue, eventsPausedUntil, stableAt].compactMap { $0 }.min()
     }
 }
 
@@ -336,9 +421,12 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
     case qos2
     case oversized
     case publishRefused(reason: Int, kind: BusTopicKind)
+    /// Larger than the broker's maximum packet size: never sent.
+    case tooLarge(kind: BusTopicKind)
 
     public var reason: String {
         switch self {
+        case .tooLarge: "too_large"
         case .unexpectedTopic: "unexpected_topic"
         case .qos2: "qos2"
         case .oversized: "oversized"
@@ -351,6 +439,8 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
         case .unexpectedTopic: "a message on a topic the door did not subscribe to was ignored"
         case .qos2: "a QoS 2 message was ignored (the door subscribes at QoS 1)"
         case .oversized: "an oversized message was ignored"
+        case let .tooLarge(kind):
+            "a \(kind.rawValue) message is larger than the broker's maximum packet size; never sent (events: a dead letter of the bus, see outbox list --sink mqtt)"
         case let .publishRefused(reason, kind):
             reason == 0x97 ? "the broker refused a \(kind.rawValue) message: quota exceeded (0x97)"
                 : "the broker refused a \(kind.rawValue) message (reason \(hex(reason)))"

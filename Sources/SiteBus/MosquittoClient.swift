@@ -165,7 +165,9 @@ final class MosquittoClient {
         let code = message.payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, &mid, message.topic, Int32(bytes.count), bytes.baseAddress, Int32(message.qos), message.retain)
         }
-        return code == MOSQ_ERR_SUCCESS.rawValue ? .success(mid) : .failure(PublishFailure(text: describe(code)))
+        guard code != MOSQ_ERR_SUCCESS.rawValue else { return .success(mid) }
+        let tooLarge = code == MOSQ_ERR_OVERSIZE_PACKET.rawValue || code == MOSQ_ERR_PAYLOAD_SIZE.rawValue
+        return .failure(PublishFailure(text: describe(code), tooLarge: tooLarge))
     }
 
     func subscribe(_ topic: String, qos: Int) -> String? {
@@ -187,6 +189,8 @@ final class MosquittoClient {
 
     struct PublishFailure: Error {
         var text: String
+        /// Larger than the broker takes (its CONNACK's maximum packet size): never will be.
+        var tooLarge: Bool
     }
 
     static let tlsCode = Int(MOSQ_ERR_TLS.rawValue)

@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import signal
+import subprocess
 
 import pytest
 
@@ -121,8 +122,10 @@ def test_kill_9_leaves_the_will_offline_and_a_restart_says_online_again(gateway_
     agent.process.wait()
     bus.wait_message(STATUS, payload="offline")
     bus.clear()
-    agents(gateway_bin, config)
+    again = agents(gateway_bin, config)
     bus.wait_message(STATUS, payload="online")
+    # The broker kept the door's session (clean start off, an hour's expiry).
+    assert "session_present=yes" in again.wait_log(r"site bus up")[0]
 
 
 def test_a_broker_restarted_without_persistence_gets_the_retained_state_again(gateway_bin, world_factory, agents,
@@ -472,3 +475,39 @@ def test_events_the_broker_refuses_are_counted_kept_and_published_once_it_allows
     keys = [row["idempotencyKey"] for row in rows]
     bus.wait_for(lambda m: set(bus_keys(bus)) >= set(keys), 90, "the events once allowed")
     assert first_occurrences(bus_keys(bus)) == keys
+
+
+def test_events_larger_than_the_broker_takes_are_the_bus_s_dead_letters_and_nothing_else_waits(
+        gateway_bin, world_factory, agents, mqtt_broker_factory, event_server, tmp_path):
+    from test_fleet import free_port, scrape, value
+    from test_run import count, wait_rows
+    # The broker takes packets of at most 400 bytes (its CONNACK says so): an event is
+    # larger, status and presence are not.
+    broker = mqtt_broker_factory(extra_config="max_packet_size 400\n")
+    world = world_factory(scenario(*walkers(2)))
+    world.control("mute")
+    port = free_port()
+    config = bus_config(tmp_path, world, [0, 1], broker.url, server=event_server,
+                        extra=f'\n[metrics]\nlisten = "127.0.0.1:{port}"\n')
+    config.write_text(config.read_text().replace("[mqtt]\n", "[mqtt]\nhomeassistant = false\n"))
+    bus = broker.subscriber([f"{BASE}/#"])
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    agent.wait_log(r"controller up")
+    world.control("restart-script")
+    world.control("unmute")
+    rows = wait_rows(gateway_bin, config, lambda rows: count(rows, "checkout") >= 2, 40, "two checkouts", agent)
+    keys = {row["idempotencyKey"] for row in rows}
+    # The server has every event: the bus's trouble holds nothing back.
+    wait_until(lambda: set(event_server.snapshot()["events"]) == keys, 30, "every event at the server")
+    # Each event is a dead letter of the bus, kept for `outbox retry-dead`; none waits.
+    def bus_dead() -> set:
+        result = subprocess.run([str(gateway_bin), "outbox", "export", "--config", str(config), "--sink", "mqtt",
+                                 "--state", "dead"], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        return {json.loads(line)["idempotencyKey"] for line in result.stdout.splitlines() if line.strip()}
+    wait_until(lambda: bus_dead() == keys, 20, "every event a dead letter of the bus")
+    assert value(scrape(port), "beacon_gateway_bus_refused", "beacon_gateway_bus_refused_total", reason="too_large") == 4
+    assert len(agent.lines(r"site bus: refused .*reason=too_large")) == 1, agent.lines(r"site bus")
+    bus.wait_for(lambda m: (last_json(bus, presence_topic(1)) or {}).get("state") == "away", 30, "presence published")
+    assert bus.on(EVENTS) == [] and len(agent.lines(r"site bus (up|down)")) == 1

@@ -166,4 +166,52 @@ struct BusSessionTests {
         #expect(stop.contains(.disconnect))
         #expect(bus.start(at: at(1)) == [.stateChanged(.connecting), .connect(version5: true)])
     }
+
+    func announcements(_ actions: [BusSession.Action]) -> [BusSession.BusAnnouncement] {
+        actions.compactMap { if case let .announce(line) = $0 { line } else { nil } }
+    }
+
+    @Test func theJournalHearsOfEachChangeOnceAndOfAFlappingSessionOnceUntilItStaysUp() {
+        var bus = session()
+        var lines: [BusSession.BusAnnouncement] = []
+        var now = at(0)
+        lines += announcements(bus.start(at: now))
+        lines += announcements(bus.connected(sessionPresent: false, at: now))
+        // The broker goes away: said once, whatever the retries.
+        let gone = BusConnectionFault.lost("closed")
+        lines += announcements(bus.connectionLost(gone, at: at(100)))
+        for step in 1 ... 5 {
+            now = at(100 + 70 * Double(step))
+            lines += announcements(bus.timerFired(at: now))
+            lines += announcements(bus.connectFailed(.unreachable("refused"), at: now))
+        }
+        #expect(lines == [.up(sessionPresent: false), .down(gone), .down(.unreachable("refused"))])
+        // Back, then dropped at every publish: up, down, then one flapping line.
+        lines = []
+        let tooLarge = BusConnectionFault.lost("packet too large")
+        for round in 0 ..< 6 {
+            now = now + .seconds(70)
+            lines += announcements(bus.timerFired(at: now))
+            lines += announcements(bus.connected(sessionPresent: true, at: now))
+            lines += announcements(bus.connectionLost(tooLarge, at: now + .seconds(round + 1)))
+            now = now + .seconds(round + 1)
+        }
+        #expect(lines == [.up(sessionPresent: true), .down(tooLarge), .up(sessionPresent: true), .flapping(tooLarge)])
+        // It stays up a minute: said.
+        now = now + .seconds(70)
+        _ = bus.timerFired(at: now)
+        #expect(announcements(bus.connected(sessionPresent: true, at: now)).isEmpty)
+        #expect(announcements(bus.timerFired(at: now + .seconds(60))) == [.up(sessionPresent: true)])
+    }
+
+    @Test func anEventLargerThanTheBrokerTakesIsADeadLetterAndTheStreamGoesOn() {
+        var bus = session(window: 2)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(1), event(2)], limit: 2, at: at(0))
+        let actions = bus.tooLarge(.event(1), at: at(0.1))
+        #expect(actions.prefix(2) == [.refused(.tooLarge(kind: .events)), .undeliverable(1, reason: "larger than the broker's maximum packet size")])
+        #expect(reads(actions).map(\.0) == [2])
+        #expect(bus.eventsInFlight == 1)
+    }
 }

@@ -65,6 +65,7 @@ final class SiteBusDriver: AgentDriver {
             settings: Self.sessionSettings(mqtt, site: site, gateway: configuration.gateway),
             hooks: BusDriver.Hooks(
                 stateChanged: { [unowned self] state in self.stateChanged(state) },
+                announce: { [unowned self] announcement in self.announce(announcement) },
                 refused: { [unowned self] refusal in self.refused(refusal) },
                 published: { [unowned self] kind, accepted in
                     self.counters.count(topicKind: kind.rawValue, accepted: accepted)
@@ -192,19 +193,26 @@ final class SiteBusDriver: AgentDriver {
             counters.state = "up"
             counters.error = nil
             counters.connects &+= 1
-            log.log(.notice, "site bus up", ["url": settings?.url.description ?? ""])
         case let .down(fault):
-            // Once per change: the same fault again (every retry) is not logged.
-            let text = fault.description
-            if counters.error != text {
-                log.log(fault.needsOperator ? .error : .warning, "site bus down", ["error": text, "kind": fault.kind])
-            }
             counters.state = "down"
-            counters.error = text
+            counters.error = fault.description
         case .stopped:
             return
         }
         hooks.counters(counters)
+    }
+
+    /// The journal's lines about the session, as the session decides them: once per change.
+    private func announce(_ announcement: BusSession.BusAnnouncement) {
+        switch announcement {
+        case let .up(sessionPresent):
+            log.log(.notice, "site bus up", ["url": settings?.url.description ?? "", "session_present": sessionPresent ? "yes" : "no"])
+        case let .down(fault):
+            log.log(fault.needsOperator ? .error : .warning, "site bus down", ["error": fault.description, "kind": fault.kind])
+        case let .flapping(fault):
+            log.log(.warning, "site bus flapping: the session drops soon after each connection; quiet until it stays up",
+                    ["error": fault.description, "kind": fault.kind, "connects": "\(counters.connects)"])
+        }
     }
 
     private func refused(_ refusal: BusRefusal) {

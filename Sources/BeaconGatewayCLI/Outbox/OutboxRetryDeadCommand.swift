@@ -12,13 +12,15 @@ struct OutboxRetryDeadCommand: ParsableCommand {
     )
 
     @OptionGroup var location: OutboxLocation
+    @OptionGroup var sink: OutboxSinkOption
 
     func run() throws {
         // Looked at read-only first: with no outbox there are no dead letters, and nothing
         // is created.
         _ = try location.openStore(readOnly: true)
         let store = try location.openStore(readOnly: false)
-        let count = try orFail { () throws(StoreError) in try store.retryDead(nowMillis: SystemClock().wallMilliseconds) }
+        let sinkName = try sink.resolve(store)
+        let count = try orFail { () throws(StoreError) in try store.retryDead(sink: sinkName, nowMillis: SystemClock().wallMilliseconds) }
         writeStandardOutput("\(count) dead letter\(count == 1 ? "" : "s") queued again\n")
     }
 }
