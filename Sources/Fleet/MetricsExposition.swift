@@ -88,7 +88,7 @@ public enum MetricsExposition {
             out.family("beacon_gateway_bus_up", .gauge, "1 while the session with the site's MQTT broker is up.")
             out.sample("beacon_gateway_bus_up", bus.isUp ? 1 : 0)
             out.family("beacon_gateway_bus_published_total", .counter, "Messages the broker acknowledged or refused, by topic kind and result.")
-            for kind in ["status", "events", "presence", "discovery"] {
+            for kind in ["status", "events", "presence", "discovery", "sightings"] {
                 for result in ["accepted", "refused"] {
                     out.sample("beacon_gateway_bus_published_total", labels: [("topic_kind", kind), ("result", result)],
                                bus.published[.init(topicKind: kind, result: result)] ?? 0)

@@ -32,6 +32,8 @@ public final class BusDriver {
         public var stateChanged: (BusSession.BusState) -> Void
         /// What the journal says of the session (once per change, docs/site-bus.md).
         public var announce: (BusSession.BusAnnouncement) -> Void
+        /// A neighbouring door's sightings, unchecked (SPEC §17: the door core checks them).
+        public var sighting: (_ sender: String, _ payload: [UInt8]) -> Void = { _, _ in }
         public var refused: (BusRefusal) -> Void
         /// A message was acknowledged (`accepted`) or refused by the broker.
         public var published: (_ kind: BusTopicKind, _ accepted: Bool) -> Void
@@ -110,6 +112,11 @@ public final class BusDriver {
         perform(session.eventsCommitted(at: loop.now))
     }
 
+    /// This door's sightings for its neighbours (SPEC §17).
+    public func publishSighting(_ payload: [UInt8]) {
+        perform(session.publishSighting(payload))
+    }
+
     public func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) {
         perform(session.setRetained(topic, payload: payload, kind: kind))
     }
@@ -157,8 +164,8 @@ public final class BusDriver {
                 break // the connection is going; its loss is reported by the library
             }
             handle(client.drain())
-        case let .subscribe(topic):
-            _ = client?.subscribe(topic, qos: 1)
+        case let .subscribe(topic, qos):
+            _ = client?.subscribe(topic, qos: qos)
         case let .readEvents(after, limit):
             let read = events?.events(after: after, limit: limit) ?? []
             queued += session.eventsRead(read, limit: limit, at: loop.now)
@@ -175,6 +182,8 @@ public final class BusDriver {
             hooks.refused(refusal)
         case let .announce(announcement):
             hooks.announce(announcement)
+        case let .sighting(sender, payload):
+            hooks.sighting(sender, payload)
         }
     }
 
@@ -187,7 +196,7 @@ public final class BusDriver {
                 clientId: connection.clientId, version5: version5,
                 credentials: .init(username: connection.username, password: connection.password), will: will,
                 tls: connection.usesTLS ? .init(caFile: connection.caFile) : nil,
-                maximumPayload: session.settings.maximumReceived
+                maximumPayload: max(session.settings.maximumReceived, session.settings.maximumSighting)
             )
         } catch {
             queued += session.connectFailed(.unreachable("\(error)"), at: loop.now)
@@ -279,8 +288,7 @@ public final class BusDriver {
                 if case .event = token { hooks.published(.events, reason < 0x80) }
                 actions += session.acknowledged(token, reason: reason, at: loop.now)
             case let .message(topic, payload, payloadCount, qos, _):
-                let online = payload.map { $0.starts(with: BusPayloads.online) && $0.count == BusPayloads.online.count } ?? false
-                actions += session.received(topic: topic, payloadCount: payloadCount, payloadStartsOnline: online, qos: qos, at: loop.now)
+                actions += session.received(topic: topic, payload: payload, payloadCount: payloadCount, qos: qos, at: loop.now)
             }
         }
         perform(actions)

@@ -34,7 +34,7 @@ public struct BusSession {
         /// Publish `offline` was asked before this: end the session cleanly.
         case disconnect
         case publish(BusMessage, Token)
-        case subscribe(String)
+        case subscribe(String, qos: Int)
         /// Read at most `limit` events this sink does not have yet, after `sequence`, and
         /// answer with `eventsRead`.
         case readEvents(after: Int64, limit: Int)
@@ -53,6 +53,8 @@ public struct BusSession {
         /// A line for the journal: once per change of state, not per retry, and a session
         /// that keeps dropping is said once until it stays up (docs/site-bus.md).
         case announce(BusAnnouncement)
+        /// A neighbouring door's sightings (SPEC §17), as received: the door core checks them.
+        case sighting(sender: String, payload: [UInt8])
     }
 
     public enum BusAnnouncement: Equatable, Sendable {
@@ -74,6 +76,10 @@ public struct BusSession {
         public var topics: BusTopics
         public var events: Bool
         public var homeAssistant: Bool
+        /// Neighbouring doors are configured: sightings are published and read.
+        public var sightings = false
+        /// A sighting longer than this is refused (512 persons of 10 bytes and a header).
+        public var maximumSighting = 8192
         /// Events published and not yet acknowledged, at most.
         public var window: Int = 20
         public var maximumBackoff: Duration = .seconds(60)
@@ -167,7 +173,8 @@ public struct BusSession {
             actions += announce(.up(sessionPresent: sessionPresent))
         }
         actions.append(.publish(statusMessage(online: true), .message(.status)))
-        if settings.homeAssistant { actions.append(.subscribe(settings.topics.homeAssistantStatus)) }
+        if settings.homeAssistant { actions.append(.subscribe(settings.topics.homeAssistantStatus, qos: 1)) }
+        if settings.sightings { actions.append(.subscribe(settings.topics.sightingsFilter, qos: 0)) }
         actions += publishClears()
         actions += republishAll(at: now)
         actions += pumpEvents(at: now)
@@ -251,8 +258,22 @@ public struct BusSession {
     }
 
     /// A message on a subscribed topic (or not).
-    public mutating func received(topic: String, payloadCount: Int, payloadStartsOnline: Bool, qos: Int, at now: Instant) -> [Action] {
+    /// This door's sightings (SPEC §17): published at once when the session is up, else
+    /// dropped (a sighting is worth something for 3 s only, never stored).
+    public mutating func publishSighting(_ payload: [UInt8]) -> [Action] {
+        guard state == .up, settings.sightings else { return [] }
+        let message = BusMessage(topic: settings.topics.sightings, payload: payload, qos: 0, retain: false, kind: .sightings)
+        return [.publish(message, .message(.sightings))]
+    }
+
+    public mutating func received(topic: String, payload: [UInt8]?, payloadCount: Int, qos: Int, at now: Instant) -> [Action] {
         guard state == .up else { return [] }
+        if settings.sightings, let sender = settings.topics.sightingSender(topic) {
+            guard sender != settings.topics.gateway else { return [] } // its own, back from the broker
+            guard payloadCount <= settings.maximumSighting, let payload else { return [.refused(.oversized)] }
+            return [.sighting(sender: sender, payload: payload)]
+        }
+        let payloadStartsOnline = payload.map { $0 == BusPayloads.online } ?? false
         guard topic == settings.topics.homeAssistantStatus, settings.homeAssistant else {
             return [.refused(.unexpectedTopic)]
         }

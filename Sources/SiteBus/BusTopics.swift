@@ -23,6 +23,18 @@ public struct BusTopics: Hashable, Sendable {
     public func presence(_ person: String) -> String { "\(prefix)/\(site)/\(gateway)/presence/\(person)" }
     /// Home Assistant's discovery config of one person at this door.
     public func discovery(_ person: String) -> String { "\(discoveryPrefix)/binary_sensor/\(gateway)/\(person)/config" }
+    /// This door's sightings for its neighbours (SPEC §17), QoS 0, not retained.
+    public var sightings: String { "\(prefix)/\(site)/sightings/\(gateway)" }
+    /// Every door's sightings on the site (`+` is the sender's gateway id).
+    public var sightingsFilter: String { "\(prefix)/\(site)/sightings/+" }
+    /// The sender of a message on `sightingsFilter`, nil for any other topic.
+    public func sightingSender(_ topic: String) -> String? {
+        let head = "\(prefix)/\(site)/sightings/"
+        guard topic.hasPrefix(head) else { return nil }
+        let sender = topic.dropFirst(head.count)
+        return sender.isEmpty || sender.contains("/") ? nil : String(sender)
+    }
+
     /// Home Assistant's birth and last-will topic: `online` means it (re)started and has
     /// forgotten what it was not given retained.
     public var homeAssistantStatus: String { "\(discoveryPrefix)/status" }
@@ -35,6 +47,7 @@ public enum BusTopicKind: String, Hashable, Sendable, CaseIterable {
     case events
     case presence
     case discovery
+    case sightings
 }
 
 /// One message to publish.

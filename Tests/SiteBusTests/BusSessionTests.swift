@@ -33,7 +33,7 @@ struct BusSessionTests {
         let actions = bus.connected(sessionPresent: false, at: at(0.1))
         #expect(publishes(actions).map(\.topic) == [topics.status, topics.discovery("u1"), topics.presence("u1")])
         #expect(publishes(actions).allSatisfy { $0.retain && $0.qos == 1 })
-        #expect(actions.contains(.subscribe("homeassistant/status")))
+        #expect(actions.contains(.subscribe("homeassistant/status", qos: 1)))
         #expect(reads(actions).map(\.0) == [0] && reads(actions).map(\.1) == [3])
     }
 
@@ -120,11 +120,11 @@ struct BusSessionTests {
         _ = bus.setRetained(topics.discovery("u1"), payload: [2], kind: .discovery)
         _ = bus.start(at: at(0))
         _ = bus.connected(sessionPresent: false, at: at(0))
-        let birth = bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 1, at: at(10))
+        let birth = bus.received(topic: "homeassistant/status", payload: BusPayloads.online, payloadCount: 6, qos: 1, at: at(10))
         #expect(publishes(birth).map(\.topic) == [topics.discovery("u1")])
         var flood: [BusSession.Action] = []
         for step in 1 ... 100 {
-            flood += bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 1, at: at(10 + Double(step) * 0.01))
+            flood += bus.received(topic: "homeassistant/status", payload: BusPayloads.online, payloadCount: 6, qos: 1, at: at(10 + Double(step) * 0.01))
         }
         #expect(publishes(flood).isEmpty)
         #expect(publishes(bus.timerFired(at: at(15))).map(\.topic) == [topics.discovery("u1")])
@@ -134,9 +134,9 @@ struct BusSessionTests {
         var bus = session()
         _ = bus.start(at: at(0))
         _ = bus.connected(sessionPresent: false, at: at(0))
-        #expect(bus.received(topic: "other/topic", payloadCount: 3, payloadStartsOnline: false, qos: 1, at: at(1)) == [.refused(.unexpectedTopic)])
-        #expect(bus.received(topic: "homeassistant/status", payloadCount: 6, payloadStartsOnline: true, qos: 2, at: at(1)) == [.refused(.qos2)])
-        #expect(bus.received(topic: "homeassistant/status", payloadCount: 1 << 20, payloadStartsOnline: false, qos: 1, at: at(1)) == [.refused(.oversized)])
+        #expect(bus.received(topic: "other/topic", payload: Array(repeating: 120, count: 3), payloadCount: 3, qos: 1, at: at(1)) == [.refused(.unexpectedTopic)])
+        #expect(bus.received(topic: "homeassistant/status", payload: BusPayloads.online, payloadCount: 6, qos: 2, at: at(1)) == [.refused(.qos2)])
+        #expect(bus.received(topic: "homeassistant/status", payload: nil, payloadCount: 1 << 20, qos: 1, at: at(1)) == [.refused(.oversized)])
     }
 
     @Test func retainedTopicsAreClearedOnceAndHeldOnlyWhileSet() {
@@ -213,5 +213,18 @@ struct BusSessionTests {
         #expect(actions.prefix(2) == [.refused(.tooLarge(kind: .events)), .undeliverable(1, reason: "larger than the broker's maximum packet size")])
         #expect(reads(actions).map(\.0) == [2])
         #expect(bus.eventsInFlight == 1)
+    }
+
+    @Test func sightingsGoOutAtQoS0AndNeighboursComeInButNeverTheDoorsOwnOrAnOversizedOne() {
+        var settings = BusSession.Settings(topics: topics, events: false, homeAssistant: false)
+        settings.sightings = true
+        var bus = BusSession(settings: settings, seed: 1)
+        #expect(bus.publishSighting([1, 2, 3]).isEmpty) // not up: dropped
+        _ = bus.start(at: at(0))
+        #expect(bus.connected(sessionPresent: false, at: at(0)).contains(.subscribe("bg/S/sightings/+", qos: 0)))
+        #expect(publishes(bus.publishSighting([1, 2, 3])) == [BusMessage(topic: "bg/S/sightings/G", payload: [1, 2, 3], qos: 0, retain: false, kind: .sightings)])
+        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: [9], payloadCount: 1, qos: 0, at: at(1)) == [.sighting(sender: "door-2", payload: [9])])
+        #expect(bus.received(topic: "bg/S/sightings/G", payload: [9], payloadCount: 1, qos: 0, at: at(1)).isEmpty)
+        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: nil, payloadCount: 100_000, qos: 0, at: at(1)) == [.refused(.oversized)])
     }
 }
