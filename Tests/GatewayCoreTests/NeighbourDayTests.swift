@@ -61,29 +61,40 @@ final class NeighbourDayTests: XCTestCase {
         return hours
     }
 
-    /// The same seed with and without neighbours. The bounds are what the rule achieves
-    /// today, short of docs/neighbours.md's goal ("Status"): they guard against it getting
+    /// The seeds of the day (`BEACON_GATEWAY_ROOMS_SEEDS`, comma-separated, for more).
+    static var seeds: [UInt64] {
+        guard let text = getenv("BEACON_GATEWAY_ROOMS_SEEDS") else { return [0x51_6E] }
+        return String(cString: text).split(separator: ",").compactMap { UInt64($0.trimmingPrefix("0x"), radix: $0.hasPrefix("0x") ? 16 : 10) }
+    }
+
+    /// docs/neighbours.md's goal, on every seed: no checkin at the wrong door while the
+    /// neighbour is alive, never both doors holding one person longer than `handover_s` +
+    /// 2 s, no stay of 10 s or more missed; and the same day without neighbours shows the
+    /// problem. The first and the last are not reached yet (docs/neighbours.md, "Status"):
+    /// their bounds are what the rule achieves on 6 h of several seeds, so that it gets no
     /// worse, and the printed figures say how far it is.
     func testADayAtTwoNeighbouringDoors() {
-        let seed: UInt64 = 0x51_6E
         let seconds = Self.hours * 3600
-        var world = Self.makeWorld(seed: seed, neighbours: true)
-        // Door B dies for ten minutes a third of the way through, and comes back.
-        world.run(seconds: seconds, killB: seconds / 3 ... seconds / 3 + 600)
-        let figures = world.figures()
-        var alone = Self.makeWorld(seed: seed, neighbours: false)
-        alone.run(seconds: seconds)
-        let aloneFigures = alone.figures()
-        print("neighbours, seed \(seed): \(figures)")
-        print("alone, seed \(seed): \(aloneFigures)")
-        for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
-        XCTAssertGreaterThan(aloneFigures.wrongDoorCheckins.count, 20, "the world shows the problem")
-        XCTAssertTrue(alone.doors[0].published.isEmpty && alone.doors[0].core.sightings.published == 0)
-        XCTAssertLessThanOrEqual(figures.wrongDoorCheckins.count * 4, aloneFigures.wrongDoorCheckins.count)
-        XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 30)
-        XCTAssertLessThanOrEqual(figures.missedStays.count * 20, figures.stays)
-        XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
-        XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
-        XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])
+        for (number, seed) in Self.seeds.enumerated() {
+            var world = Self.makeWorld(seed: seed, neighbours: true)
+            // Door B dies for ten minutes a third of the way through, and comes back.
+            world.run(seconds: seconds, killB: seconds / 3 ... seconds / 3 + 600)
+            let figures = world.figures()
+            print("neighbours, seed \(seed): \(figures)")
+            for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
+            XCTAssertLessThanOrEqual(figures.wrongDoorCheckins.count, 2, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
+            XCTAssertLessThanOrEqual(figures.missedStays.count, 7, "seed \(seed)")
+            XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
+            XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
+            XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])
+            guard number == 0 else { continue }
+            var alone = Self.makeWorld(seed: seed, neighbours: false)
+            alone.run(seconds: seconds)
+            let aloneFigures = alone.figures()
+            print("alone, seed \(seed): \(aloneFigures)")
+            XCTAssertGreaterThan(aloneFigures.wrongDoorCheckins.count, 20, "the world shows the problem")
+            XCTAssertTrue(alone.doors[0].published.isEmpty && alone.doors[0].core.sightings.published == 0)
+        }
     }
 }

@@ -29,6 +29,13 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// A door that has just started waits at most this long for its neighbours before its
     /// first checkin.
     public static let startWait: Duration = .seconds(2)
+    /// A lead by the margin must last this long before a person nobody holds is taken:
+    /// a person walking past this doorway into the room next door leads here for a moment,
+    /// until the neighbour's reports catch up with them.
+    public static let confirm: Duration = .seconds(3)
+    /// A lead that has reached the margin goes on counting while it stays within this much
+    /// of it (dB): fading that dips a lead by a dB or two does not start it over.
+    public static let leadHysteresisDB = 3
     /// A door reports what it hears this often.
     public static let reportPeriod: Duration = .seconds(1)
     /// A person is reported while heard above `exit_rssi` minus this (dB).

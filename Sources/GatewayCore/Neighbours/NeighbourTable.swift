@@ -1,8 +1,9 @@
 /// What the neighbours said of each person (docs/neighbours.md): per person and
-/// neighbour the freshest sighting, and per person a cached summary (the strongest
-/// fresh sighting, and a neighbour holding the visit) so that a report of this door's
-/// radio reads O(1), whatever the number of neighbours. Memory: persons × neighbours
-/// cells of 10 bytes, plus a few bytes per person and per neighbour.
+/// neighbour the strongest of its sightings of the last 3 s and when its latest was made,
+/// and per person a cached summary (the strongest fresh sighting, and a neighbour holding
+/// the visit) so that a report of this door's radio reads O(1), whatever the number of
+/// neighbours. Memory: persons × neighbours cells of 18 bytes, plus a few bytes per
+/// person and per neighbour.
 ///
 /// Times are the door's own instants (nanoseconds): a sighting's is when its sender made
 /// it, as this door's clock maps it (arrival minus the report's age).
@@ -21,9 +22,12 @@ struct NeighbourTable: Sendable {
 
     /// Cells, person-major, `stride` per person (grows as `"*"` learns doors).
     private(set) var stride = 0
+    /// The strongest of the neighbour's recent sightings (docs/neighbours.md: over the
+    /// last 3 s), made at `cellPeakTime`; `cellTime`: when its latest was made.
     var cellRSSI: [Int8] = []
     var cellHolds: [Bool] = []
     var cellTime: [Int64] = []
+    var cellPeakTime: [Int64] = []
 
     /// Per person: the strongest sighting that was fresh when it was computed (−1: none),
     /// and the neighbour whose fresh sighting says it holds the visit (−1: none).
@@ -55,6 +59,7 @@ struct NeighbourTable: Sendable {
         cellRSSI = Array(repeating: 0, count: persons * stride)
         cellHolds = Array(repeating: false, count: persons * stride)
         cellTime = Array(repeating: Self.never, count: persons * stride)
+        cellPeakTime = Array(repeating: Self.never, count: persons * stride)
         bestIndex = Array(repeating: -1, count: persons)
         bestRSSI = Array(repeating: 0, count: persons)
         bestTime = Array(repeating: Self.never, count: persons)
@@ -95,28 +100,39 @@ struct NeighbourTable: Sendable {
         var rssi = Array(repeating: Int8(0), count: persons * newStride)
         var holds = Array(repeating: false, count: persons * newStride)
         var time = Array(repeating: Self.never, count: persons * newStride)
+        var peakTime = time
         for person in 0 ..< persons {
             for neighbour in 0 ..< stride {
                 rssi[person * newStride + neighbour] = cellRSSI[person * stride + neighbour]
                 holds[person * newStride + neighbour] = cellHolds[person * stride + neighbour]
                 time[person * newStride + neighbour] = cellTime[person * stride + neighbour]
+                peakTime[person * newStride + neighbour] = cellPeakTime[person * stride + neighbour]
             }
         }
         stride = newStride
         cellRSSI = rssi
         cellHolds = holds
         cellTime = time
+        cellPeakTime = peakTime
     }
 
     func isFresh(_ time: Int64, at now: Int64) -> Bool {
         time != Self.never && now &- time <= freshness
     }
 
-    /// The neighbour's sighting of the person, made at `time`.
-    mutating func record(person: Int, neighbour: Int, rssi: Int8, holds: Bool, time: Int64, at now: Int64) {
+    /// The neighbour's sighting of the person, made at `time`. The cell keeps the strongest
+    /// of the neighbour's sightings made within `freshness` of its peak: a moment of fading
+    /// at the neighbour does not make this door lead.
+    mutating func record(person: Int, neighbour: Int, rssi sighted: Int8, holds: Bool, time: Int64, at now: Int64) {
         let cell = person * stride + neighbour
         // Reports of one sender arrive in order, but a late one never overwrites a newer.
         guard time >= cellTime[cell] else { return }
+        var rssi = sighted
+        if sighted >= cellRSSI[cell] || cellPeakTime[cell] == Self.never || time &- cellPeakTime[cell] > freshness {
+            cellPeakTime[cell] = time
+        } else {
+            rssi = cellRSSI[cell]
+        }
         cellRSSI[cell] = rssi
         cellHolds[cell] = holds
         cellTime[cell] = time
@@ -140,6 +156,7 @@ struct NeighbourTable: Sendable {
 
     /// The strongest fresh sighting of the person at `now`. O(1) while the cached one is
     /// fresh; when it has aged out, one pass over the person's neighbours finds the next.
+    /// `rssi`: the strongest of its recent sightings; `time`: when its latest was made.
     mutating func strongest(person: Int, at now: Int64) -> (neighbour: Int, rssi: Int, time: Int64, holds: Bool)? {
         guard person < bestIndex.count, bestIndex[person] >= 0 else { return nil }
         if !isFresh(bestTime[person], at: now) {

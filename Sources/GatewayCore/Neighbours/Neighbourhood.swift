@@ -15,6 +15,7 @@ struct Neighbourhood: Sendable {
     /// The margin in tenths of a dB: leads are compared in integers.
     let marginTenths: Int
     let handover: Int64
+    let confirm: Int64
     let strongestAlone: Int64
     let silence: Int64
     /// Until when a door that has just started takes nobody in (unless every listed
@@ -36,6 +37,7 @@ struct Neighbourhood: Sendable {
         table = NeighbourTable(neighbours: setup.neighbours, persons: personIds.count)
         marginTenths = Int((max(setup.marginDB, 0) * 10).rounded())
         handover = max(setup.handover.nanosecondsClamped, 0)
+        confirm = NeighbourSetup.confirm.nanosecondsClamped
         strongestAlone = NeighbourSetup.strongestAlone.nanosecondsClamped
         silence = NeighbourSetup.silence.nanosecondsClamped
         startWaitUntil = now &+ NeighbourSetup.startWait.nanosecondsClamped
@@ -69,6 +71,12 @@ struct Neighbourhood: Sendable {
 
     /// `lead` dB (this door's signal minus another's) reaches the margin.
     func reachesMargin(_ lead: Int) -> Bool { lead &* 10 >= marginTenths }
+
+    /// A lead that began (`since` is not `never`) still counts within the hysteresis of
+    /// the margin; not begun, it must reach the margin.
+    func keepsLead(_ lead: Int, since: Int64) -> Bool {
+        reachesMargin(since == Self.never ? lead : lead &+ NeighbourSetup.leadHysteresisDB)
+    }
 
     /// When the person's handover is due: the lead's start plus `handover_s`, while the
     /// leading neighbour's fresh sighting says it holds the visit (it has checked them in).

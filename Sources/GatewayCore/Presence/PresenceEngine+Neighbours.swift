@@ -18,11 +18,12 @@ extension PresenceEngine {
 
     public var hasNeighbours: Bool { neighbourhood != nil }
 
-    /// NEARBY → PRESENT's extra condition: this door leads every fresh neighbour sighting by
-    /// the margin (for `handover_s` when a neighbour holds the visit: the person moves
-    /// here as that neighbour hands them over); or, nobody leading, it has been the
-    /// strongest (above `enter_rssi`, and no neighbour holding the visit) for 10 s.
-    /// `above`: the signal exceeds `enter_rssi`.
+    /// NEARBY → PRESENT's extra condition (docs/neighbours.md, "The rule"): this door leads
+    /// the neighbours' strongest fresh sighting by the margin, for `confirm` when nobody
+    /// holds the visit (and a neighbour's report made `confirm` after the lead began says
+    /// so), for `handover_s` when a neighbour holds it (the lead may dip within the
+    /// hysteresis); or it has been the strongest for 10 s. `above`: the signal exceeds
+    /// `enter_rssi`.
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
         guard neighbourhood != nil else { return true }
         guard above else {
@@ -34,27 +35,36 @@ extension PresenceEngine {
         guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
         // `above` says a tag has a filtered value.
         let own = signal(person: person, now: now)?.rssi ?? Int(Int8.min)
-        let lead = own - best.rssi
         let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
-        if neighbourhood!.reachesMargin(lead) {
-            guard heldElsewhere else { return true }
+        // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
+        // fading there does not make this door lead.
+        let lead = own - best.rssi
+        var takes = false
+        let since = heldElsewhere ? neighbourhood!.leadingSince[person] : Self.never
+        if neighbourhood!.keepsLead(lead, since: since) {
             if neighbourhood!.leadingSince[person] == Self.never { neighbourhood!.leadingSince[person] = now }
-            return now &- neighbourhood!.leadingSince[person] >= neighbourhood!.handover
+            let began = neighbourhood!.leadingSince[person]
+            let needed = heldElsewhere ? neighbourhood!.handover : neighbourhood!.confirm
+            // The neighbours' reports lag this door's radio (a report period, the bus):
+            // someone walking past this doorway into the next room leads here until a
+            // report made `confirm` after the lead began catches up with them.
+            takes = now &- began >= needed && best.time &- began >= neighbourhood!.confirm
+        } else {
+            neighbourhood!.leadingSince[person] = Self.never
         }
-        neighbourhood!.leadingSince[person] = Self.never
         guard lead > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
-            return false
+            return takes
         }
         if neighbourhood!.strongestSince[person] == Self.never { neighbourhood!.strongestSince[person] = now }
-        return now &- neighbourhood!.strongestSince[person] >= neighbourhood!.strongestAlone
+        let strongest = neighbourhood!.strongestSince[person]
+        return takes || (now &- strongest >= neighbourhood!.strongestAlone && best.time &- strongest >= neighbourhood!.confirm)
     }
 
-    /// For a person with an open visit: whether a neighbour leads this door by the margin
-    /// and since when (the sighting that showed it); when it has for `handover_s` and
-    /// holds the visit there, the person has moved: checked out here at once. While the
-    /// neighbour holds the visit too, any lead counts: of two doors holding one person,
-    /// the weaker yields (the stronger took them with the margin, as its radio saw it).
+    /// For a person with an open visit: since when a neighbour has led this door by the
+    /// margin (the checkout's timestamp); when a neighbour that holds the visit hears the
+    /// person better than this door (any lead: it took them with the margin, or as the
+    /// strongest for 10 s), the person has moved: checked out here at once.
     mutating func followLead(person: Int, now: Int64, into events: inout [PresenceEvent]) {
         guard neighbourhood != nil else { return }
         guard persons[person].state.hasOpenVisit,
@@ -62,19 +72,20 @@ extension PresenceEngine {
             neighbourhood!.ledSince[person] = Self.never
             return
         }
+        let since = neighbourhood!.ledBy[person] == best.neighbour ? neighbourhood!.ledSince[person] : Self.never
         // Not heard here (no filtered value): any fresh sighting leads.
         let leads = signal(person: person, now: now).map {
-            best.holds ? best.rssi > $0.rssi : neighbourhood!.reachesMargin(best.rssi - $0.rssi)
+            best.holds ? best.rssi > $0.rssi : neighbourhood!.keepsLead(best.rssi - $0.rssi, since: since)
         } ?? true
         guard leads else {
             neighbourhood!.ledSince[person] = Self.never
             return
         }
-        if neighbourhood!.ledSince[person] == Self.never || Int(neighbourhood!.ledBy[person]) != best.neighbour {
+        if since == Self.never {
             neighbourhood!.ledSince[person] = max(best.time, persons[person].visitStart)
             neighbourhood!.ledBy[person] = Int16(best.neighbour)
         }
-        guard best.holds, now &- neighbourhood!.ledSince[person] >= neighbourhood!.handover else { return }
+        guard best.holds else { return }
         moveOut(person: person, to: best.neighbour, now: now, into: &events)
     }
 
@@ -143,11 +154,26 @@ extension PresenceEngine {
         let floor = limits.exit - NeighbourSetup.reportBelowExitDB
         var sightings: [SightingReport.Sighting] = []
         for person in persons.indices where persons[person].state != .outside {
-            guard let signal = signal(person: person, now: now), signal.rssi > floor else { continue }
-            sightings.append(SightingReport.Sighting(person: hashes[person], rssi: Int8(clamping: signal.rssi),
+            guard let rssi = heardSignal(person: person, now: now), rssi > floor else { continue }
+            sightings.append(SightingReport.Sighting(person: hashes[person], rssi: Int8(clamping: rssi),
                                                      holds: persons[person].state.hasOpenVisit))
         }
         return sightings
+    }
+
+    /// What a report says this door hears of the person: the median of every sample in the
+    /// window, one enough (docs/neighbours.md). `min_samples` guards this door's own
+    /// transitions; a neighbour that heard a report without a person would take them as
+    /// not heard here, and a lost advertisement or two must not make a person by the wall
+    /// next door look like nobody hears them.
+    mutating func heardSignal(person: Int, now: Int64) -> Int? {
+        var best: Int?
+        for slot in persons[person].tagSlots {
+            guard let value = filtered(slot: slot, now: now, atLeast: 1) else { continue }
+            if let current = best, value <= current { continue }
+            best = value
+        }
+        return best
     }
 
     /// Neighbours heard within the last 10 s, and how many are known (`"*"`: seen so far).
