@@ -141,4 +141,47 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertEqual(a.core.neighbourSighting([1, 2, 3], at: a.now).count, 0)
         XCTAssertEqual(a.core.sightings, SightingCounters())
     }
+
+    /// docs/neighbours.md, "Reload": a reload forgets what the neighbours said and the
+    /// rule's clocks; one that changes the neighbours refuses the reports of a door no
+    /// longer listed.
+    func testAReloadThatChangesTheNeighboursForgetsTheirSightingsAndLeads() {
+        var a = door()
+        tell(&a, rssi: nil)
+        for _ in 0 ..< 4 {
+            tell(&a, rssi: -66)
+            a.stay(0, rssi: -60, seconds: 1)
+        }
+        // 6 dB ahead of door B, not yet for 3 s confirmed: the lead's clock runs.
+        XCTAssertEqual(a.state(0), .nearby)
+        func rule(_ a: inout DoorHarness) -> (sighting: Bool, leading: Bool) {
+            let now = a.core.presence.latest
+            return (a.core.presence.neighbourhood!.table.strongest(person: 0, at: now) != nil,
+                    a.core.presence.neighbourhood!.leadingSince[0] != Neighbourhood.never)
+        }
+        XCTAssertTrue(rule(&a) == (true, true))
+        let same = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]), settings: DoorHarness.settings)
+        a.perform(a.core.reload(same, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "forgotten: they come again within a second")
+        tell(&a, rssi: -66)
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertTrue(rule(&a) == (true, true), "heard again, the lead's clock starts over")
+        let otherMargin = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]),
+                                                     settings: DoorHarness.settings, marginDB: 8)
+        a.perform(a.core.reload(otherMargin, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "another margin: forgotten")
+        tell(&a, rssi: -66)
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertTrue(rule(&a) == (true, false), "6 dB is no lead by 8")
+        let otherDoor = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-c"]), settings: DoorHarness.settings)
+        a.perform(a.core.reload(otherDoor, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "another neighbour: door B's sightings forgotten")
+        tell(&a, rssi: -55)
+        XCTAssertEqual(a.core.sightings.refused[.notANeighbour], 1, "door B is no neighbour any more")
+        // Door C, heard, does not hear the person: they are taken here.
+        let heartbeat = SightingReport(sender: "door-c", wallMilliseconds: a.wall, sightings: [])
+        a.perform(a.core.neighbourSighting(heartbeat.encoded(keys: keys), at: a.now))
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertEqual(a.state(0), .present)
+    }
 }
