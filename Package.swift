@@ -117,7 +117,7 @@ let package = Package(
             dependencies: [
                 "EventLoop", "HCI", "HCITransport", "Host", "Advertisements", "AttendanceEvents", "DoorAdvertising", "GatewayCore",
                 "Config", "Store", "Forwarder", "LEDs", "Journal", "Fleet",
-                "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto", "SiteBus",
+                "HostDrivers", "SystemCalls", "Enrolment", "SecurityManager", "BluetoothCrypto", "SiteBus", "PresenceProof",
             ],
             path: "Sources/Agent"
         ),
@@ -173,7 +173,7 @@ let package = Package(
             name: "PresentationTests", dependencies: ["Presentation", "Advertisements", "AdvertisingFixtures", "SplitMix"],
             path: "Tests/PresentationTests"
         ),
-        .testTarget(name: "ConfigTests", dependencies: ["Config", "Advertisements", "PresenceProof", "HCI", "Host", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "GatewayCore", "Advertisements", "PresenceProof", "HCI", "Host", "ConfigFuzz", "SplitMix"], path: "Tests/ConfigTests"),
         .testTarget(name: "StoreTests", dependencies: ["Store"], path: "Tests/StoreTests"),
         .testTarget(name: "ForwarderTests", dependencies: ["Forwarder", "Fleet", "SplitMix"], path: "Tests/ForwarderTests"),
         .testTarget(name: "LEDsTests", dependencies: ["LEDs"], path: "Tests/LEDsTests"),

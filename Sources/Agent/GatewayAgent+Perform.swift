@@ -31,6 +31,10 @@ extension GatewayAgent {
             indicate(indication)
         case let .armTimer(deadline):
             coreTimer.arm(at: deadline)
+        case .publishSightings:
+            // Not on the bus yet: neighbours hear nothing of this door, which they take
+            // as a silent neighbour (docs/neighbours.md).
+            break
         }
     }
 

@@ -4,6 +4,7 @@ import Config
 import GatewayCore
 import HCITransport
 import Journal
+import PresenceProof
 import Store
 
 /// Why the agent could not start.
@@ -38,7 +39,18 @@ extension GatewayAgent {
         }
         let g = configuration.gateway
         return DoorSetup(gateway: GatewayIdentity(id: g.id, site: g.site, door: g.door), appVersion: appVersion,
-                         settings: configuration.presence, persons: persons, tags: tags, connectionTags: connectionTags(configuration))
+                         settings: configuration.presence, persons: persons, tags: tags, connectionTags: connectionTags(configuration),
+                         neighbours: neighbourSetup(configuration))
+    }
+
+    /// `[site]` as the door core takes it (docs/neighbours.md), the sightings' keys derived
+    /// from the site master key; nil without neighbours (the configuration makes sure a
+    /// door with neighbours has the key).
+    static func neighbourSetup(_ configuration: GatewayConfiguration) -> NeighbourSetup? {
+        guard let site = configuration.site, site.hasNeighbours,
+              let key = configuration.security.masterKey.flatMap(MasterKey.init(bytes:)) else { return nil }
+        return NeighbourSetup(neighbours: site.neighbours, marginDB: site.marginDB, handover: site.handover,
+                              keys: SightingKeys(masterKey: key))
     }
 
     /// Errors retrying cannot fix. A missing adapter is retried: a USB dongle may be

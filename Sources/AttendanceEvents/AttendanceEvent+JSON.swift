@@ -50,6 +50,10 @@ extension AttendanceEvent {
         json.beginObject()
         json.key("version"); json.string(appVersion)
         json.endObject()
+        if let movedTo {
+            json.key("reason"); json.string("moved")
+            json.key("movedTo"); json.string(movedTo)
+        }
         if !clockSynced {
             json.key("clockSynced"); json.bool(false)
         }

@@ -29,6 +29,9 @@ public struct AttendanceEvent: Hashable, Sendable {
     /// Whether the system clock was synchronised when the event was decided; rendered
     /// (`"clockSynced": false`) only when it was not, so other bodies stay as they were.
     public var clockSynced = true
+    /// A checkout because a neighbouring door took the person (docs/neighbours.md): that
+    /// door's gateway id. Rendered (`"reason": "moved"`, `"movedTo"`) only when set.
+    public var movedTo: String?
 
     public init(id: String, sequence: Int64, type: AttendanceEventType, userId: String, gateway: GatewayIdentity,
                 timestampMilliseconds: Int64, decidedAtMilliseconds: Int64, visitStartMilliseconds: Int64,

@@ -38,6 +38,9 @@ struct ConfigurationDecoder {
         let advertise = root.table("advertise").map(decodeAdvertise)
         let metrics = root.table("metrics").map(decodeMetrics)
         let mqtt = root.table("mqtt").map(decodeMQTT)
+        let ownId = gateway?.id
+        let site = root.table("site").map { decodeSite($0, ownId: ownId) }
+        if let site = site ?? nil { checkSiteNeeds(site, security: security, hasMQTT: hasMQTT, path: root.path("site")) }
         let persons = decodePersons(&root, security: security)
         root.reportUnknownKeys()
 
@@ -46,7 +49,7 @@ struct ConfigurationDecoder {
         return GatewayConfiguration(
             gateway: gateway, bluetooth: bluetooth, presence: presence, server: server ?? nil,
             security: security, leds: leds ?? nil, advertise: advertise ?? nil, persons: persons, metrics: metrics,
-            mqtt: mqtt ?? nil
+            mqtt: mqtt ?? nil, site: site ?? nil
         )
     }
 

@@ -11,7 +11,7 @@ extension GatewayConfiguration: CustomStringConvertible, CustomDebugStringConver
         Mirror(self, children: [
             "gateway": gateway, "bluetooth": bluetooth, "presence": presence, "server": server as Any,
             "security": security, "leds": leds as Any, "advertise": advertise as Any, "persons": persons,
-            "mqtt": mqtt as Any,
+            "mqtt": mqtt as Any, "site": site as Any,
         ])
     }
 }

@@ -67,6 +67,16 @@ extension GatewayConfiguration {
             out.string("discovery_prefix", mqtt.discoveryPrefix)
         }
 
+        if let site {
+            out.table("site")
+            switch site.neighbours {
+            case let .doors(ids): out.raw("neighbours", "[" + ids.map(tomlString).joined(separator: ", ") + "]")
+            case .anyDoorOfSite: out.raw("neighbours", "[\(tomlString(Site.anyDoor))]")
+            }
+            out.raw("margin_db", formatNumber(site.marginDB))
+            out.seconds("handover_s", site.handover)
+        }
+
         if let metrics {
             out.table("metrics")
             out.string("listen", metrics.listen?.description ?? "")

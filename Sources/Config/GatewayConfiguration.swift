@@ -26,12 +26,14 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var metrics: Metrics?
     /// `[mqtt]`, the site's bus; nil when the section is absent (see docs/site-bus.md).
     public var mqtt: MQTT?
+    /// `[site]`, the neighbouring doors; nil when the section is absent (see docs/neighbours.md).
+    public var site: Site?
 
     public init(
         gateway: Gateway, bluetooth: Bluetooth = .init(), presence: Presence = .init(),
         server: Server? = nil, security: Security = .init(), leds: LEDs? = nil,
         advertise: Advertise? = nil, persons: [Person] = [], metrics: Metrics? = nil,
-        mqtt: MQTT? = nil
+        mqtt: MQTT? = nil, site: Site? = nil
     ) {
         self.gateway = gateway
         self.bluetooth = bluetooth
@@ -43,6 +45,7 @@ public struct GatewayConfiguration: Hashable, Sendable {
         self.persons = persons
         self.metrics = metrics
         self.mqtt = mqtt
+        self.site = site
     }
 
     /// Where the service looks when no `--config` is given.

@@ -34,6 +34,11 @@ struct TableReader {
         diagnostics.report(path(key), message)
     }
 
+    /// `key` as reported already (its elements were, one by one).
+    mutating func markInvalid(_ key: String) {
+        invalid.insert(key)
+    }
+
     mutating func reportMissing(_ key: String) {
         invalid.insert(key)
         diagnostics.report(path(key), "required key is missing")

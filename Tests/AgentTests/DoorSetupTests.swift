@@ -1,5 +1,6 @@
 import Config
 import GatewayCore
+import PresenceProof
 import XCTest
 @testable import Agent
 
@@ -14,5 +15,21 @@ final class DoorSetupTests: XCTestCase {
         )
         let configuration = GatewayConfiguration(gateway: .init(id: "door"), presence: presence)
         XCTAssertEqual(GatewayAgent.doorSetup(configuration, appVersion: "test").settings, presence)
+    }
+
+    /// `[site]` reaches the core with the sightings' keys derived from the master key; a
+    /// `[site]` listing nobody, or none, is no neighbours.
+    func testTheSiteReachesTheCoreWithItsKeys() throws {
+        let master = Array(repeating: UInt8(0x42), count: 32)
+        var configuration = GatewayConfiguration(gateway: .init(id: "door-1"),
+                                                 security: .init(masterKeyFile: "/k", masterKey: master))
+        XCTAssertNil(GatewayAgent.doorSetup(configuration, appVersion: "test").neighbours)
+        configuration.site = .init(neighbours: .doors([]))
+        XCTAssertNil(GatewayAgent.doorSetup(configuration, appVersion: "test").neighbours)
+        configuration.site = .init(neighbours: .doors(["door-2"]), marginDB: 8, handover: .seconds(3))
+        let neighbours = try XCTUnwrap(GatewayAgent.doorSetup(configuration, appVersion: "test").neighbours)
+        XCTAssertEqual(neighbours, NeighbourSetup(neighbours: .doors(["door-2"]), marginDB: 8, handover: .seconds(3),
+                                                  keys: SightingKeys(masterKey: try XCTUnwrap(MasterKey(bytes: master)))))
+        XCTAssertNotEqual(neighbours.keys, SightingKeys(masterKey: try XCTUnwrap(MasterKey(bytes: Array(repeating: 0x43, count: 32)))))
     }
 }

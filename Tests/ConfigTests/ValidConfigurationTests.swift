@@ -254,17 +254,20 @@ final class ValidConfigurationTests: XCTestCase {
         // person who needed a proof would never be checked in.
         XCTAssertFalse(config.persons.contains(where: \.requireProof))
         XCTAssertNil(config.mqtt, "the example's [mqtt] is commented out: a door without a broker must start")
+        XCTAssertNil(config.site, "the example's [site] is commented out: a door decides alone unless told of neighbours")
 
         // The commented [mqtt] block, uncommented, is valid as written.
         let text = String(decoding: example.bytes, as: UTF8.self)
         let uncommented = text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-            line.hasPrefix("#[mqtt]") || (line.hasPrefix("#") && !line.hasPrefix("##") && line.dropFirst().first.map { $0 != " " } == true)
+            line.hasPrefix("#[mqtt]") || line.hasPrefix("#[site]") || (line.hasPrefix("#") && !line.hasPrefix("##") && line.dropFirst().first.map { $0 != " " } == true)
                 ? String(line.dropFirst()) : String(line)
         }.joined(separator: "\n")
         fs.add("/etc/beacon-gateway/mqtt-password", "pw\n")
         let withBus = try GatewayConfiguration.parse(text: uncommented, file: "/etc/beacon-gateway/gateway.toml", fileSystem: fs)
         XCTAssertEqual(withBus.mqtt?.url.description, "mqtts://broker.example.org:8883")
         XCTAssertEqual(withBus.mqtt?.username, "door-lab-301")
+        // The commented [site] block too (it needs the [mqtt] above and [security]).
+        XCTAssertEqual(withBus.site, GatewayConfiguration.Site(neighbours: .doors(["door-lab-302"]), marginDB: 6, handover: .seconds(5)))
     }
 }
 

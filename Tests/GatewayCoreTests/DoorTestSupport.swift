@@ -84,6 +84,8 @@ struct DoorHarness {
     var indications: [DoorIndication] = []
     /// Timer firings so far.
     var ticks = 0
+    /// Signed sighting reports the core asked to publish, oldest first.
+    var published: [[UInt8]] = []
 
     static let anchorWall: Int64 = 1_789_012_345_678
 
@@ -147,6 +149,7 @@ struct DoorHarness {
             case let .log(line): logs.append(line)
             case let .indicate(indication): indications.append(indication)
             case let .armTimer(deadline): timer = deadline
+            case let .publishSightings(payload): published.append(payload)
             }
         }
     }

@@ -134,7 +134,7 @@ final class HeldEventsTests: XCTestCase {
         XCTAssertEqual(refusal([]), "not a held-events file")
         var version = good
         version[4] = 9
-        XCTAssertEqual(refusal(version), "held-events file version 9, expected 1")
+        XCTAssertEqual(refusal(version), "held-events file version 9, expected 1 or 2")
         XCTAssertEqual(refusal([UInt8](repeating: 0, count: HeldEventsFile.maximumBytes + 1)),
                        "\(HeldEventsFile.maximumBytes + 1) bytes, more than the \(HeldEventsFile.maximumBytes) a held-events file may have")
     }

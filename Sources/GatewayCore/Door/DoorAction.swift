@@ -19,6 +19,9 @@ public enum DoorAction: Sendable {
     case log(DoorLogLine)
     /// Something to show or count outside (LEDs, the fleet's counters, the forwarder).
     case indicate(DoorIndication)
+    /// Put this signed sighting report on the site bus for the neighbouring doors
+    /// (docs/neighbours.md); about once a second, only with neighbours configured.
+    case publishSightings([UInt8])
     /// The one timer the driver keeps: call `DoorCore.tick` at this instant (nil: none).
     case armTimer(Instant?)
 }

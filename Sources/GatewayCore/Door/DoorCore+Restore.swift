@@ -141,6 +141,9 @@ extension DoorCore {
             tagIndexById[tag.tagId] = index
         }
         book.retain(tags: Set(setup.connectionTags.values.map(\.tagId)))
+        if setup.neighbours != presence.neighbourhood?.setup || gateway.id != sightingVerifier?.ownId {
+            configureNeighbours(setup.neighbours, at: now)
+        }
         // A shorter `leave_after_s` checkpoints more often from now on (its staleness bound).
         nextCheckpoint = min(nextCheckpoint, now + checkpointInterval)
         updateWishes(at: now, into: &actions)

@@ -41,6 +41,12 @@ public struct DoorCore: Sendable {
     /// When the periodic work (retries) and the checkpoint are next due.
     var nextHousekeeping: Instant
     var nextCheckpoint: Instant
+    /// With neighbours: the verifier of their reports, when this door's next report is
+    /// due, what was counted and which neighbours were last logged silent.
+    var sightingVerifier: SightingVerifier?
+    var nextSightingReport: Instant?
+    public internal(set) var sightings = SightingCounters()
+    var silentNeighboursLogged: Set<String> = []
 
     public struct Counters: Hashable, Sendable {
         /// Every report given to `report`, a tag's or not.
@@ -81,6 +87,7 @@ public struct DoorCore: Sendable {
         nextHousekeeping = now + Self.housekeepingInterval
         nextCheckpoint = now + Self.checkpointInterval(leaveAfter: setup.settings.leaveAfter)
         if let synchronised = clock.synchronised { _ = clockSync.observe(synchronised: synchronised) }
+        configureNeighbours(setup.neighbours, at: now)
     }
 
     // MARK: Queries
@@ -111,6 +118,7 @@ public struct DoorCore: Sendable {
     public var nextDeadline: Instant {
         mutating get {
             var deadline = min(nextHousekeeping, nextCheckpoint)
+            if let nextSightingReport { deadline = min(deadline, nextSightingReport) }
             if let presenceDeadline = presence.nextTransition() { deadline = min(deadline, presenceDeadline) }
             return deadline
         }
@@ -207,6 +215,7 @@ public struct DoorCore: Sendable {
             nextCheckpoint = now + checkpointInterval
             checkpoint(durable: checkpoints.nextIsDurable, into: &actions)
         }
+        if let due = nextSightingReport, now >= due { reportSightings(at: now, into: &actions) }
         updateWishes(at: now, into: &actions)
         actions.append(.armTimer(nextDeadline))
         return actions

@@ -15,15 +15,18 @@ public struct DoorSetup: Sendable {
     public var tags: [ConfiguredTag]
     /// Only tags that may ever need a connection (proofs, connection tracking), by tag index.
     public var connectionTags: [Int: DoorConnectionTag]
+    /// `[site]`: the neighbouring doors (docs/neighbours.md); nil: this door decides alone.
+    public var neighbours: NeighbourSetup?
 
     public init(gateway: GatewayIdentity, appVersion: String, settings: PresenceSettings, persons: [PresencePerson],
-                tags: [ConfiguredTag], connectionTags: [Int: DoorConnectionTag] = [:]) {
+                tags: [ConfiguredTag], connectionTags: [Int: DoorConnectionTag] = [:], neighbours: NeighbourSetup? = nil) {
         self.gateway = gateway
         self.appVersion = appVersion
         self.settings = settings
         self.persons = persons
         self.tags = tags
         self.connectionTags = connectionTags
+        self.neighbours = neighbours
     }
 }
 

@@ -21,6 +21,9 @@ public struct HeldEventsFile: Hashable, Sendable {
     static let maximumRSSISeries = 4096
     static let magic: [UInt8] = Array("BGHE".utf8)
     static let version: UInt8 = 1
+    /// Version 2 adds each event's `movedTo` (docs/neighbours.md); written only when an
+    /// event has one, so a door without neighbours writes the files it always wrote.
+    static let versionWithMoves: UInt8 = 2
 
     /// The database these events belong to (`Store.path` of the state directory).
     public var databasePath: String
@@ -55,7 +58,9 @@ public struct HeldEventsFile: Hashable, Sendable {
     public func encode() -> [UInt8] {
         var out = Writer()
         out.bytes += Self.magic
-        out.bytes.append(Self.version)
+        let version = batch.events.contains { $0.movedTo != nil } ? Self.versionWithMoves : Self.version
+        out.version = version
+        out.bytes.append(version)
         out.string(databasePath)
         out.count(batch.events.count)
         for event in batch.events { out.event(event) }
@@ -86,14 +91,15 @@ public struct HeldEventsFile: Hashable, Sendable {
         guard bytes.count >= Self.magic.count + 1 + SHA256.byteCount, bytes.starts(with: Self.magic) else {
             throw DecodingError(reason: "not a held-events file")
         }
-        guard bytes[Self.magic.count] == Self.version else {
-            throw DecodingError(reason: "held-events file version \(bytes[Self.magic.count]), expected \(Self.version)")
+        let version = bytes[Self.magic.count]
+        guard version == Self.version || version == Self.versionWithMoves else {
+            throw DecodingError(reason: "held-events file version \(version), expected \(Self.version) or \(Self.versionWithMoves)")
         }
         let bodyEnd = bytes.count - SHA256.byteCount
         guard SHA256.hash(Array(bytes[..<bodyEnd])) == Array(bytes[bodyEnd...]) else {
             throw DecodingError(reason: "its digest does not match its content (damaged or cut short)")
         }
-        var reader = Reader(bytes: bytes, offset: Self.magic.count + 1, end: bodyEnd)
+        var reader = Reader(bytes: bytes, offset: Self.magic.count + 1, end: bodyEnd, version: version)
         databasePath = try reader.string("the database path")
         var events: [AttendanceEvent] = []
         let eventCount = try reader.count("events")
@@ -135,6 +141,7 @@ extension DoorCommitBatch {
 
 private struct Writer {
     var bytes: [UInt8] = []
+    var version = HeldEventsFile.version
 
     mutating func integer(_ value: Int64) {
         let raw = UInt64(bitPattern: value)
@@ -196,6 +203,7 @@ private struct Writer {
         }
         string(event.appVersion)
         bytes.append(event.clockSynced ? 1 : 0)
+        if version >= HeldEventsFile.versionWithMoves { optionalString(event.movedTo) }
     }
 }
 
@@ -206,6 +214,7 @@ private struct Reader {
     let bytes: [UInt8]
     var offset: Int
     let end: Int
+    let version: UInt8
 
     var remaining: Int { end - offset }
 
@@ -315,6 +324,7 @@ private struct Reader {
                                     beacon: BeaconInfo(tag: tag, address: address, identity: identity),
                                     rssiSeries: rssiSeries, txPower: txPower, handshake: handshake, appVersion: appVersion)
         event.clockSynced = clockSynced
+        if version >= HeldEventsFile.versionWithMoves { event.movedTo = try optionalString(what + "'s move") }
         // The key is what the server dedupes by: it must be the one its event's fields make.
         guard event.idempotencyKey == key else { throw Failure(reason: "\(what)'s idempotency key does not match its fields") }
         return event

@@ -16,6 +16,7 @@ extension AttendanceEvent {
                   beacon: BeaconInfo(tag: decision.tagId, address: decision.address, identities: identities),
                   rssiSeries: decision.rssiSeries, txPower: decision.txPower,
                   handshake: kind == .checkin ? decision.handshake : nil, appVersion: appVersion)
+        if kind == .checkout { movedTo = decision.movedTo }
     }
 
     /// The event for a `PresenceEvent`, or nil for the ones that are only logged.

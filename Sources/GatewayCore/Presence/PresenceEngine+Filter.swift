@@ -72,17 +72,18 @@ extension PresenceEngine {
     }
 
     /// The tag's window at `now` (its ring's first index in the flat arrays, the oldest
-    /// sample's position, the count), nil when fewer than `minSamples` are in it.
-    mutating func filterWindow(slot: Int, now: Int64) -> (base: Int, head: Int, count: Int)? {
+    /// sample's position, the count), nil when fewer than `minSamples` (or `atLeast`) are in it.
+    mutating func filterWindow(slot: Int, now: Int64, atLeast: Int? = nil) -> (base: Int, head: Int, count: Int)? {
         expire(slot: slot, now: now)
         let count = Int(tags[slot].count)
-        guard count >= minSamples, count > 0 else { return nil }
+        guard count >= atLeast ?? minSamples, count > 0 else { return nil }
         return (slot &* capacity, Int(tags[slot].head), count)
     }
 
-    /// The tag's filtered RSSI at `now`, nil when fewer than `minSamples` are in the window.
-    mutating func filtered(slot: Int, now: Int64) -> Int? {
-        guard let (base, head, count) = filterWindow(slot: slot, now: now) else { return nil }
+    /// The tag's filtered RSSI at `now`, nil when fewer than `minSamples` (or `atLeast`)
+    /// are in the window.
+    mutating func filtered(slot: Int, now: Int64, atLeast: Int? = nil) -> Int? {
+        guard let (base, head, count) = filterWindow(slot: slot, now: now, atLeast: atLeast) else { return nil }
         let capacity = capacity
         return ringRSSI.withUnsafeBufferPointer { ring in
             withUnsafeTemporaryAllocation(of: Int8.self, capacity: count) { sorted in

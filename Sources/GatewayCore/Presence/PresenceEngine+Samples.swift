@@ -40,6 +40,7 @@ extension PresenceEngine {
             setState(person: person, to: .nearby, at: now, into: &events)
         }
         evaluate(person: person, now: now, into: &events)
+        if neighbourhood != nil { followLead(person: person, now: now, into: &events) }
         schedule(person: person)
         return events
     }
@@ -57,6 +58,7 @@ extension PresenceEngine {
         case .nearby:
             // Held (a paused door, or a store that refuses events): nobody new is checked
             // in; the person stays NEARBY and is checked in at a sample after the hold.
+            if neighbourhood != nil, !neighboursLetCheckIn(person: person, now: now, above: above) { return }
             guard above, !checkinsHeld else { return }
             var handshake: AttendanceEvent.Handshake?
             if persons[person].requireProof {

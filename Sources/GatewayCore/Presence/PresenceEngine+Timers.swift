@@ -22,6 +22,12 @@ extension PresenceEngine {
     /// The person's one running timer, if any: the state's own deadline, later while a
     /// restored visit is held until the scan has had its chance to hear the person.
     func deadline(person: Int) -> Int64? {
+        guard let handover = neighbourhood?.handoverDeadline(person: person) else { return ownDeadline(person: person) }
+        return min(ownDeadline(person: person) ?? handover, handover)
+    }
+
+    /// The state's deadline, held for a restored visit.
+    func ownDeadline(person: Int) -> Int64? {
         guard let due = stateDeadline(person: person) else { return nil }
         guard restoreHoldsActive, persons[person].restoreHeld, persons[person].state.hasOpenVisit else { return due }
         return restoreHoldUntil == Self.awaitingScan ? nil : max(due, restoreHoldUntil)
@@ -51,6 +57,7 @@ extension PresenceEngine {
     /// checkout is decided at `now`. At most three steps (PRESENT → UNCONFIRMED → NEARBY
     /// → OUTSIDE), when the driver was late for all of them.
     mutating func fireDue(person: Int, now: Int64, into events: inout [PresenceEvent]) {
+        if neighbourhood != nil { fireHandover(person: person, now: now, into: &events) }
         for _ in 0 ..< 4 {
             guard let decided = deadline(person: person), decided <= now,
                   let due = stateDeadline(person: person) else { return }
@@ -65,21 +72,29 @@ extension PresenceEngine {
                 beginUnconfirmed(person: person, tag: lastHeardTag(person: person), at: due, into: &events)
             case .unconfirmed:
                 let slot = persons[person]
-                counters.checkouts &+= 1
-                let checkout = decision(person: person, tag: Int(slot.decidingTag), timestamp: slot.unconfirmedSince,
-                                        decidedAt: now, series: slot.unconfirmedSeries, handshake: nil)
                 let silentFor = due &- slot.lastSample
                 let next: PresenceState = silentFor >= limits.awayAfter ? .outside : .nearby
-                persons[person].visitStart = Self.never
-                persons[person].visitStartWall = Self.never
-                persons[person].unconfirmedSince = Self.never
-                persons[person].unconfirmedSeries = []
-                persons[person].waitingReported = false
-                persons[person].restoreHeld = false
-                setState(person: person, to: next, at: due, into: &events)
-                events.append(.checkout(checkout))
+                endVisit(person: person, timestamp: slot.unconfirmedSince, decidedAt: now, series: slot.unconfirmedSeries,
+                         next: next, stateAt: due, movedTo: nil, into: &events)
             }
         }
+    }
+
+    /// The visit's checkout: the person leaves for `next` at `stateAt`.
+    mutating func endVisit(person: Int, timestamp: Int64, decidedAt now: Int64, series: [Int8], next: PresenceState,
+                           stateAt: Int64, movedTo: String?, into events: inout [PresenceEvent]) {
+        counters.checkouts &+= 1
+        var checkout = decision(person: person, tag: Int(persons[person].decidingTag), timestamp: timestamp,
+                                decidedAt: now, series: series, handshake: nil)
+        checkout.movedTo = movedTo
+        persons[person].visitStart = Self.never
+        persons[person].visitStartWall = Self.never
+        persons[person].unconfirmedSince = Self.never
+        persons[person].unconfirmedSeries = []
+        persons[person].waitingReported = false
+        persons[person].restoreHeld = false
+        setState(person: person, to: next, at: stateAt, into: &events)
+        events.append(.checkout(checkout))
     }
 
     func lastHeardTag(person: Int) -> Int32 {

@@ -83,6 +83,9 @@ public struct PresenceEngine: Sendable {
     var restoreHoldUntil = PresenceEngine.never
     /// When the scan first started, `never` before it.
     var scanningSince = PresenceEngine.never
+    /// The neighbouring doors' part of the decision (`PresenceEngine+Neighbours`); nil
+    /// when none are configured.
+    var neighbourhood: Neighbourhood?
 
     struct Limits: Sendable {
         var enter: Int
@@ -215,6 +218,7 @@ public struct PresenceEngine: Sendable {
         ringRSSI = Array(repeating: 0, count: tags.count * capacity)
         heap.removeAll(keepingCapacity: false)
         openVisits = 0
+        neighbourhood?.layOut(personIds: persons.map(\.id))
     }
 
     /// Counts open visits afresh after states were set wholesale (restore, reconfigure).

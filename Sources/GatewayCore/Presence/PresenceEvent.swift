@@ -57,4 +57,7 @@ public struct PresenceDecision: Hashable, Sendable {
     public var txPower: Int?
     /// The proof the checkin relied on; nil when the person needs no proof.
     public var handshake: AttendanceEvent.Handshake?
+    /// A checkout because a neighbouring door took the person: its gateway id
+    /// (docs/neighbours.md); nil otherwise.
+    public var movedTo: String? = nil
 }

@@ -1,0 +1,43 @@
+/// `[site]` as the door core takes it (docs/neighbours.md): which doors can hear this
+/// one's people, by how much this door must lead them to take a person, and how long a
+/// neighbour must lead before a present person has moved there.
+public struct NeighbourSetup: Hashable, Sendable {
+    public var neighbours: NeighbourList
+    /// `margin_db`.
+    public var marginDB: Double
+    /// `handover_s`.
+    public var handover: Duration
+    /// From the site master key.
+    public var keys: SightingKeys
+
+    public init(neighbours: NeighbourList, marginDB: Double = 6.0, handover: Duration = .seconds(5), keys: SightingKeys) {
+        self.neighbours = neighbours
+        self.marginDB = marginDB
+        self.handover = handover
+        self.keys = keys
+    }
+
+    // The fixed times of the rule (docs/neighbours.md).
+
+    /// A sighting counts while at most this old.
+    public static let freshness: Duration = .seconds(3)
+    /// A neighbour not heard (sighting or heartbeat) for this long is silent.
+    public static let silence: Duration = .seconds(10)
+    /// Nobody leads by the margin: this door takes a person after being the strongest,
+    /// above `enter_rssi`, for this long.
+    public static let strongestAlone: Duration = .seconds(10)
+    /// A door that has just started waits at most this long for its neighbours before its
+    /// first checkin.
+    public static let startWait: Duration = .seconds(2)
+    /// A lead by the margin must last this long before a person nobody holds is taken:
+    /// a person walking past this doorway into the room next door leads here for a moment,
+    /// until the neighbour's reports catch up with them.
+    public static let confirm: Duration = .seconds(3)
+    /// A lead that has reached the margin goes on counting while it stays within this much
+    /// of it (dB): fading that dips a lead by a dB or two does not start it over.
+    public static let leadHysteresisDB = 3
+    /// A door reports what it hears this often.
+    public static let reportPeriod: Duration = .seconds(1)
+    /// A person is reported while heard above `exit_rssi` minus this (dB).
+    public static let reportBelowExitDB = 10
+}

@@ -1,0 +1,89 @@
+import EventLoop
+
+/// The presence engine's part for neighbouring doors (docs/neighbours.md): what the
+/// neighbours said (`NeighbourTable`), each person's name on the bus, and per person the
+/// three clocks of the rule: since when this door has been the strongest alone (to take a
+/// person nobody leads after 10 s), since when it has led a person a neighbour holds (to
+/// take them after `handover_s`), and since when a neighbour has led by the margin (to
+/// hand a present person over after `handover_s`). Absent when no neighbours are
+/// configured: then nothing of this runs and the engine decides as docs/presence.md says.
+struct Neighbourhood: Sendable {
+    static let never = Int64.min
+
+    let setup: NeighbourSetup
+    var table: NeighbourTable
+    /// The margin in tenths of a dB: leads are compared in integers.
+    let marginTenths: Int
+    let handover: Int64
+    let confirm: Int64
+    let strongestAlone: Int64
+    let silence: Int64
+    /// Until when a door that has just started takes nobody in (unless every listed
+    /// neighbour has been heard by then): `never` once over.
+    var startWaitUntil: Int64
+
+    var personHashes: [PersonHash] = []
+    var personByHash: [PersonHash: Int32] = [:]
+    var strongestSince: [Int64] = []
+    /// Since when this door has led a person whom a neighbour holds by the margin.
+    var leadingSince: [Int64] = []
+    var ledSince: [Int64] = []
+    var ledBy: [Int16] = []
+    /// Sightings of persons this door does not know (another door's roster).
+    var unknownPersons = 0
+
+    init(setup: NeighbourSetup, personIds: [String], startedAt now: Int64) {
+        self.setup = setup
+        table = NeighbourTable(neighbours: setup.neighbours, persons: personIds.count)
+        marginTenths = Int((max(setup.marginDB, 0) * 10).rounded())
+        handover = max(setup.handover.nanosecondsClamped, 0)
+        confirm = NeighbourSetup.confirm.nanosecondsClamped
+        strongestAlone = NeighbourSetup.strongestAlone.nanosecondsClamped
+        silence = NeighbourSetup.silence.nanosecondsClamped
+        startWaitUntil = now &+ NeighbourSetup.startWait.nanosecondsClamped
+        layOut(personIds: personIds)
+    }
+
+    /// A new roster: every person's rule state starts afresh (sightings come again within
+    /// a second; a lead counts again from the next one).
+    mutating func layOut(personIds: [String]) {
+        table.layOut(persons: personIds.count)
+        personHashes = personIds.map(setup.keys.personHash)
+        personByHash = [:]
+        personByHash.reserveCapacity(personIds.count)
+        for (index, hash) in personHashes.enumerated() where personByHash[hash] == nil { personByHash[hash] = Int32(index) }
+        strongestSince = Array(repeating: Self.never, count: personIds.count)
+        leadingSince = Array(repeating: Self.never, count: personIds.count)
+        ledSince = Array(repeating: Self.never, count: personIds.count)
+        ledBy = Array(repeating: -1, count: personIds.count)
+    }
+
+    /// Whether the start's wait still holds check-ins back at `now`.
+    mutating func waitingAtStart(_ now: Int64) -> Bool {
+        guard startWaitUntil != Self.never else { return false }
+        let everyoneHeard = !table.anyDoor && table.lastHeard.allSatisfy { $0 != NeighbourTable.never }
+        if now >= startWaitUntil || everyoneHeard {
+            startWaitUntil = Self.never
+            return false
+        }
+        return true
+    }
+
+    /// `lead` dB (this door's signal minus another's) reaches the margin.
+    func reachesMargin(_ lead: Int) -> Bool { lead &* 10 >= marginTenths }
+
+    /// A lead that began (`since` is not `never`) still counts within the hysteresis of
+    /// the margin; not begun, it must reach the margin.
+    func keepsLead(_ lead: Int, since: Int64) -> Bool {
+        reachesMargin(since == Self.never ? lead : lead &+ NeighbourSetup.leadHysteresisDB)
+    }
+
+    /// When the person's handover is due: the lead's start plus `handover_s`, while the
+    /// leading neighbour's fresh sighting says it holds the visit (it has checked them in).
+    func handoverDeadline(person: Int) -> Int64? {
+        guard person < ledSince.count, ledSince[person] != Self.never else { return nil }
+        let neighbour = Int(ledBy[person])
+        guard neighbour >= 0, neighbour < table.stride, table.cellHolds[person * table.stride + neighbour] else { return nil }
+        return ledSince[person] &+ handover
+    }
+}

@@ -1,0 +1,197 @@
+import EventLoop
+
+/// The rule of neighbouring doors (docs/neighbours.md) inside the presence engine: a
+/// person is checked in at the one door that hears them best, and a present person whom
+/// a neighbour has taken is checked out here as moved. Every function here is a no-op
+/// returning "as docs/presence.md" when no neighbours are configured.
+extension PresenceEngine {
+    /// Neighbours from now (nil: none, this door decides alone). A door that has just
+    /// started waits up to 2 s for them before its first checkin.
+    public mutating func configureNeighbours(_ setup: NeighbourSetup?, at time: Instant) {
+        let now = monotonic(time)
+        guard let setup else {
+            neighbourhood = nil
+            return
+        }
+        neighbourhood = Neighbourhood(setup: setup, personIds: persons.map(\.id), startedAt: now)
+    }
+
+    public var hasNeighbours: Bool { neighbourhood != nil }
+
+    /// NEARBY → PRESENT's extra condition (docs/neighbours.md, "The rule"): this door leads
+    /// the neighbours' strongest fresh sighting by the margin, for `confirm` when nobody
+    /// holds the visit (and a neighbour's report made `confirm` after the lead began says
+    /// so), for `handover_s` when a neighbour holds it (the lead may dip within the
+    /// hysteresis); or it has been the strongest for 10 s. `above`: the signal exceeds
+    /// `enter_rssi`.
+    mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
+        guard neighbourhood != nil else { return true }
+        guard above else {
+            neighbourhood!.strongestSince[person] = Self.never
+            neighbourhood!.leadingSince[person] = Self.never
+            return false
+        }
+        if neighbourhood!.waitingAtStart(now) { return false }
+        guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
+        // `above` says a tag has a filtered value.
+        let own = signal(person: person, now: now)?.rssi ?? Int(Int8.min)
+        let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
+        // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
+        // fading there does not make this door lead.
+        let lead = own - best.rssi
+        var takes = false
+        let since = heldElsewhere ? neighbourhood!.leadingSince[person] : Self.never
+        if neighbourhood!.keepsLead(lead, since: since) {
+            if neighbourhood!.leadingSince[person] == Self.never { neighbourhood!.leadingSince[person] = now }
+            let began = neighbourhood!.leadingSince[person]
+            let needed = heldElsewhere ? neighbourhood!.handover : neighbourhood!.confirm
+            // The neighbours' reports lag this door's radio (a report period, the bus):
+            // someone walking past this doorway into the next room leads here until a
+            // report made `confirm` after the lead began catches up with them.
+            takes = now &- began >= needed && best.time &- began >= neighbourhood!.confirm
+        } else {
+            neighbourhood!.leadingSince[person] = Self.never
+        }
+        guard lead > 0, !heldElsewhere else {
+            neighbourhood!.strongestSince[person] = Self.never
+            return takes
+        }
+        if neighbourhood!.strongestSince[person] == Self.never { neighbourhood!.strongestSince[person] = now }
+        let strongest = neighbourhood!.strongestSince[person]
+        return takes || (now &- strongest >= neighbourhood!.strongestAlone && best.time &- strongest >= neighbourhood!.confirm)
+    }
+
+    /// For a person with an open visit: since when a neighbour has led this door by the
+    /// margin (the checkout's timestamp); when a neighbour that holds the visit hears the
+    /// person better than this door (any lead: it took them with the margin, or as the
+    /// strongest for 10 s), the person has moved: checked out here at once.
+    mutating func followLead(person: Int, now: Int64, into events: inout [PresenceEvent]) {
+        guard neighbourhood != nil else { return }
+        guard persons[person].state.hasOpenVisit,
+              let best = neighbourhood!.table.strongest(person: person, at: now) else {
+            neighbourhood!.ledSince[person] = Self.never
+            return
+        }
+        let since = neighbourhood!.ledBy[person] == best.neighbour ? neighbourhood!.ledSince[person] : Self.never
+        // Not heard here (no filtered value): any fresh sighting leads.
+        let leads = signal(person: person, now: now).map {
+            best.holds ? best.rssi > $0.rssi : neighbourhood!.keepsLead(best.rssi - $0.rssi, since: since)
+        } ?? true
+        guard leads else {
+            neighbourhood!.ledSince[person] = Self.never
+            return
+        }
+        if since == Self.never {
+            neighbourhood!.ledSince[person] = max(best.time, persons[person].visitStart)
+            neighbourhood!.ledBy[person] = Int16(best.neighbour)
+        }
+        guard best.holds else { return }
+        moveOut(person: person, to: best.neighbour, now: now, into: &events)
+    }
+
+    /// The checkout of a person who moved to `neighbour`: stamped when its lead began
+    /// (when UNCONFIRMED began, if that was earlier), decided now.
+    mutating func moveOut(person: Int, to neighbour: Int, now: Int64, into events: inout [PresenceEvent]) {
+        let since = neighbourhood!.ledSince[person]
+        let slot = persons[person]
+        let unconfirmed = slot.state == .unconfirmed
+        let timestamp = unconfirmed ? min(slot.unconfirmedSince, since) : since
+        let series = unconfirmed ? slot.unconfirmedSeries : self.series(slot: Int(slot.decidingTag), now: now)
+        neighbourhood!.ledSince[person] = Self.never
+        neighbourhood!.strongestSince[person] = Self.never
+        neighbourhood!.leadingSince[person] = Self.never
+        let next: PresenceState = now &- slot.lastSample >= limits.awayAfter ? .outside : .nearby
+        endVisit(person: person, timestamp: timestamp, decidedAt: now, series: series, next: next, stateAt: now,
+                 movedTo: neighbourhood!.table.ids[neighbour], into: &events)
+    }
+
+    /// A handover due by `now` is decided (moved, or the lead found over).
+    mutating func fireHandover(person: Int, now: Int64, into events: inout [PresenceEvent]) {
+        guard let due = neighbourhood?.handoverDeadline(person: person), due <= now else { return }
+        followLead(person: person, now: now, into: &events)
+        // Still due (the lead stands but the sighting that showed it aged out at the
+        // deadline): the lead is over.
+        if let due = neighbourhood?.handoverDeadline(person: person), due <= now, persons[person].state.hasOpenVisit {
+            neighbourhood!.ledSince[person] = Self.never
+        }
+    }
+
+    /// A verified report of a neighbour, made `age` before `time` (its sender's clock
+    /// against this door's): its sightings count from when they were made. Persons it
+    /// names are decided on again (a checkin a neighbour held back, a handover).
+    public mutating func neighbourReport(_ report: SightingReport, age: Duration,
+                                         at time: Instant) -> Result<[PresenceEvent], SightingRefusal> {
+        guard neighbourhood != nil else { return .failure(.notANeighbour) }
+        let now = monotonic(time)
+        let made = now &- max(age.nanosecondsClamped, 0)
+        let neighbour: Int
+        switch neighbourhood!.table.accept(sender: report.sender, wall: report.wallMilliseconds, at: now) {
+        case let .success(index): neighbour = index
+        case let .failure(refusal): return .failure(refusal)
+        }
+        var events: [PresenceEvent] = []
+        for sighting in report.sightings {
+            guard let index = neighbourhood!.personByHash[sighting.person] else {
+                neighbourhood!.unknownPersons &+= 1
+                continue
+            }
+            let person = Int(index)
+            neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
+                                        time: made, at: now)
+            fireDue(person: person, now: now, into: &events)
+            if persons[person].state == .nearby { evaluate(person: person, now: now, into: &events) }
+            followLead(person: person, now: now, into: &events)
+            schedule(person: person)
+        }
+        return .success(events)
+    }
+
+    /// What this door reports now: every person heard with a filtered RSSI above
+    /// `exit_rssi` − 10 dB, and whether their visit is open here.
+    public mutating func sightingsToReport(at time: Instant) -> [SightingReport.Sighting] {
+        guard let hashes = neighbourhood?.personHashes else { return [] }
+        let now = monotonic(time)
+        let floor = limits.exit - NeighbourSetup.reportBelowExitDB
+        var sightings: [SightingReport.Sighting] = []
+        for person in persons.indices where persons[person].state != .outside {
+            guard let rssi = heardSignal(person: person, now: now), rssi > floor else { continue }
+            sightings.append(SightingReport.Sighting(person: hashes[person], rssi: Int8(clamping: rssi),
+                                                     holds: persons[person].state.hasOpenVisit))
+        }
+        return sightings
+    }
+
+    /// What a report says this door hears of the person: the median of every sample in the
+    /// window, one enough (docs/neighbours.md). `min_samples` guards this door's own
+    /// transitions; a neighbour that heard a report without a person would take them as
+    /// not heard here, and a lost advertisement or two must not make a person by the wall
+    /// next door look like nobody hears them.
+    mutating func heardSignal(person: Int, now: Int64) -> Int? {
+        var best: Int?
+        for slot in persons[person].tagSlots {
+            guard let value = filtered(slot: slot, now: now, atLeast: 1) else { continue }
+            if let current = best, value <= current { continue }
+            best = value
+        }
+        return best
+    }
+
+    /// Neighbours heard within the last 10 s, and how many are known (`"*"`: seen so far).
+    public func neighboursHeard(at time: Instant) -> (heard: Int, known: Int) {
+        guard let neighbourhood else { return (0, 0) }
+        return (neighbourhood.table.heard(at: max(time.nanoseconds, latest), silence: neighbourhood.silence),
+                neighbourhood.table.ids.count)
+    }
+
+    /// The neighbours' gateway ids and whether each is silent (not heard for 10 s) at `time`.
+    public func neighbourSilence(at time: Instant) -> [(id: String, silent: Bool)] {
+        guard let neighbourhood else { return [] }
+        let now = max(time.nanoseconds, latest)
+        return neighbourhood.table.ids.indices.map {
+            (neighbourhood.table.ids[$0], neighbourhood.table.isSilent($0, at: now, silence: neighbourhood.silence))
+        }
+    }
+
+    /// Sightings that named a person this door does not know.
+    public var sightingsOfUnknownPersons: Int { neighbourhood?.unknownPersons ?? 0 }
+}

@@ -1,0 +1,100 @@
+import AttendanceEvents
+import EventLoop
+import XCTest
+@testable import GatewayCore
+
+/// A day at two neighbouring doors in virtual time (`TwoRoomsWorld`): the rule of
+/// docs/neighbours.md checks in nobody at the wrong door, hands movers over within
+/// `handover_s` + 2 s, misses no stay of 10 s; and the same people at one door without
+/// neighbours are decided exactly as before.
+final class NeighbourDayTests: XCTestCase {
+    /// The rooms' thresholds: everyone seated in a room is above `enter_rssi` at its door,
+    /// and a seat by the shared wall is above it at the other door too (the problem).
+    static let settings = PresenceSettings(enterRSSI: -78, exitRSSI: -84, leaveAfter: .seconds(60), awayAfter: .seconds(60))
+
+    typealias P = TwoRoomsWorld.Point
+
+    /// Seats by the shared wall (0.4 m from it), at the back, and in the middle of each room.
+    static let wallA = [P(x: 5.6, y: 1.5), P(x: 5.6, y: 2.5), P(x: 5.6, y: 3.5)]
+    static let wallB = [P(x: 6.4, y: 1.5), P(x: 6.4, y: 2.5), P(x: 6.4, y: 3.5)]
+    static let backA = P(x: 1.5, y: 4.5), backB = P(x: 10.5, y: 4.5)
+    static let middleA = P(x: 3.5, y: 2.5), middleB = P(x: 8.5, y: 2.5)
+    /// In the corridor, between the two doorways.
+    static let corridor = P(x: 6.0, y: -1.0)
+
+    static func plans() -> [[TwoRoomsWorld.Step]] {
+        [
+            // By the wall in A, with breaks.
+            [.sit(wallA[0], seconds: 3000), .away(seconds: 600), .sit(wallA[1], seconds: 2400), .away(seconds: 300)],
+            [.sit(wallA[2], seconds: 3600), .away(seconds: 900)],
+            // By the wall in B.
+            [.away(seconds: 120), .sit(wallB[1], seconds: 2700), .away(seconds: 600), .sit(wallB[0], seconds: 1800)],
+            [.sit(wallB[2], seconds: 4000), .away(seconds: 500)],
+            // At the back and in the middle.
+            [.sit(backA, seconds: 1800), .sit(middleA, seconds: 1200), .away(seconds: 400)],
+            [.sit(backB, seconds: 2000), .away(seconds: 300), .sit(middleB, seconds: 900)],
+            // Moving between the rooms, wall seat to wall seat.
+            [.sit(wallA[1], seconds: 900), .sit(wallB[1], seconds: 600), .sit(middleA, seconds: 300), .sit(backB, seconds: 1200)],
+            [.sit(middleB, seconds: 120), .sit(middleA, seconds: 90), .sit(wallB[2], seconds: 240), .sit(wallA[0], seconds: 45),
+             .away(seconds: 200)],
+            // Along the corridor, past both doorways, and standing between them.
+            [.walk(to: P(x: 14, y: -1)), .walk(to: P(x: -3, y: -1)), .sit(corridor, seconds: 120), .away(seconds: 300),
+             .sit(middleA, seconds: 30), .walk(to: P(x: 14, y: -1)), .sit(wallB[1], seconds: 20), .away(seconds: 60)],
+            // Short visits to either room.
+            [.sit(middleA, seconds: 15), .away(seconds: 240), .sit(wallB[0], seconds: 12), .sit(backA, seconds: 600),
+             .away(seconds: 400)],
+        ]
+    }
+
+    static func makeWorld(seed: UInt64, neighbours: Bool) -> TwoRoomsWorld {
+        let count = Self.plans().count
+        let setups: [DoorSetup] = neighbours
+            ? [DoorHarness.neighbourSetup(persons: count, id: "door-a", neighbours: .doors(["door-b"]), settings: Self.settings),
+               DoorHarness.neighbourSetup(persons: count, id: "door-b", neighbours: .doors(["door-a"]), settings: Self.settings)]
+            : [DoorHarness.setup(persons: count, settings: Self.settings), DoorHarness.setup(persons: count, settings: Self.settings)]
+        return TwoRoomsWorld(seed: seed, persons: Self.plans(), setups: setups)
+    }
+
+    /// Hours simulated (`BEACON_GATEWAY_ROOMS_HOURS` for a longer run).
+    static var hours: Double {
+        guard let text = getenv("BEACON_GATEWAY_ROOMS_HOURS"), let hours = Double(String(cString: text)) else { return 3 }
+        return hours
+    }
+
+    /// The seeds of the day (`BEACON_GATEWAY_ROOMS_SEEDS`, comma-separated, for more).
+    static var seeds: [UInt64] {
+        guard let text = getenv("BEACON_GATEWAY_ROOMS_SEEDS") else { return [0x51_6E] }
+        return String(cString: text).split(separator: ",").compactMap { UInt64($0.trimmingPrefix("0x"), radix: $0.hasPrefix("0x") ? 16 : 10) }
+    }
+
+    /// docs/neighbours.md's goal, on every seed: no checkin at the wrong door while the
+    /// neighbour is alive, never both doors holding one person longer than `handover_s` +
+    /// 2 s, no stay of 10 s or more missed; and the same day without neighbours shows the
+    /// problem. The first and the last are not reached yet (docs/neighbours.md, "Status"):
+    /// their bounds are what the rule achieves on 6 h of several seeds, so that it gets no
+    /// worse, and the printed figures say how far it is.
+    func testADayAtTwoNeighbouringDoors() {
+        let seconds = Self.hours * 3600
+        for (number, seed) in Self.seeds.enumerated() {
+            var world = Self.makeWorld(seed: seed, neighbours: true)
+            // Door B dies for ten minutes a third of the way through, and comes back.
+            world.run(seconds: seconds, killB: seconds / 3 ... seconds / 3 + 600)
+            let figures = world.figures()
+            print("neighbours, seed \(seed): \(figures)")
+            for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
+            XCTAssertLessThanOrEqual(figures.wrongDoorCheckins.count, 2, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
+            XCTAssertLessThanOrEqual(figures.missedStays.count, 7, "seed \(seed)")
+            XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
+            XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
+            XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])
+            guard number == 0 else { continue }
+            var alone = Self.makeWorld(seed: seed, neighbours: false)
+            alone.run(seconds: seconds)
+            let aloneFigures = alone.figures()
+            print("alone, seed \(seed): \(aloneFigures)")
+            XCTAssertGreaterThan(aloneFigures.wrongDoorCheckins.count, 20, "the world shows the problem")
+            XCTAssertTrue(alone.doors[0].published.isEmpty && alone.doors[0].core.sightings.published == 0)
+        }
+    }
+}

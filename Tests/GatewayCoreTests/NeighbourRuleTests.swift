@@ -1,0 +1,187 @@
+import AttendanceEvents
+import EventLoop
+import PresenceProof
+import XCTest
+@testable import GatewayCore
+
+/// The rule of docs/neighbours.md, one door driven by hand with its neighbour's reports.
+final class NeighbourRuleTests: XCTestCase {
+    let keys = SightingKeys(masterKey: MasterKey(bytes: Array(repeating: 0x5A, count: 32))!)
+
+    func door() -> DoorHarness {
+        DoorHarness(DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]),
+                                               settings: DoorHarness.settings))
+    }
+
+    /// Door B's report, made now by `door`'s clock.
+    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false, person: Int = 0) {
+        let sightings = rssi.map { [SightingReport.Sighting(person: keys.personHash("p\(person)"), rssi: $0, holds: holds)] } ?? []
+        let report = SightingReport(sender: "door-b", wallMilliseconds: door.wall, sightings: sightings)
+        door.perform(door.core.neighbourSighting(report.encoded(keys: keys), at: door.now))
+    }
+
+    /// Each second door B's report of `neighbourRSSI` and a second of -60 here: after how
+    /// many the person is PRESENT (nil: not within `within`).
+    func secondsToCheckIn(_ door: inout DoorHarness, neighbourRSSI: Int8, within: Int) -> Int? {
+        for second in 0 ..< within {
+            tell(&door, rssi: neighbourRSSI)
+            door.stay(0, rssi: -60, seconds: 1)
+            if door.state(0) == .present { return second }
+        }
+        return nil
+    }
+
+    func testANeighbourHearingThePersonAsWellHoldsTheCheckinBack() {
+        var a = door()
+        tell(&a, rssi: nil)  // heard: the start's wait is over
+        for _ in 0 ..< 5 {
+            tell(&a, rssi: -62)
+            a.stay(0, rssi: -60, seconds: 1)
+        }
+        XCTAssertEqual(a.state(0), .nearby, "2 dB ahead is not 6")
+        // Its strongest of the last 3 s counts: one weaker report is a moment of fading.
+        tell(&a, rssi: -66)
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertEqual(a.state(0), .nearby, "2 dB ahead of the neighbour's strongest of the last 3 s")
+        let checkedInAfter = secondsToCheckIn(&a, neighbourRSSI: -66, within: 8)
+        // The lead began once the -62 aged out (3 s), and takes 3 s more, confirmed by a
+        // report made 3 s after it began.
+        XCTAssertEqual(checkedInAfter, 5, "6 dB ahead for 3 s")
+        XCTAssertEqual(a.store.events(.checkin).count, 1)
+    }
+
+    func testAReportNamesAPersonHeardOnceInTheWindow() {
+        var a = door()
+        a.hear(0, rssi: -70)
+        a.advance(seconds: 1.1)
+        XCTAssertEqual(a.state(0), .nearby, "one sample is no filtered value for this door's own decision")
+        let report = SightingReport.parse(a.published.last!)!.report
+        XCTAssertEqual(report.sightings.map(\.rssi), [-70], "but the neighbours hear that this door hears them")
+    }
+
+    func testNobodyLeadingTheStrongestTakesThePersonAfterTenSeconds() {
+        var a = door()
+        tell(&a, rssi: nil)
+        XCTAssertEqual(secondsToCheckIn(&a, neighbourRSSI: -63, within: 15), 11, "10 s of being the strongest (from the second sample's valid window)")
+    }
+
+    func testWithoutNeighboursHeardTheDoorDecidesAloneAfterTheStartsWait() {
+        var a = door()
+        a.hear(0, rssi: -60)
+        a.advance(seconds: 0.5)
+        a.hear(0, rssi: -60)
+        XCTAssertEqual(a.state(0), .nearby, "waiting for the neighbours, up to 2 s")
+        a.advance(seconds: 1.6)
+        a.hear(0, rssi: -60)
+        XCTAssertEqual(a.state(0), .present)
+        XCTAssertEqual(a.store.events(.checkin).count, 1)
+        XCTAssertFalse(a.published.isEmpty, "the door reports what it hears (heartbeats too)")
+    }
+
+    func testAPresentPersonHeardBetterByAHoldingNeighbourHasMoved() throws {
+        var a = door()
+        tell(&a, rssi: nil)
+        a.stay(0, rssi: -60, seconds: 3)
+        XCTAssertEqual(a.state(0), .present)
+        // The neighbour leads by the margin (it is taking them over: handover_s there).
+        let leadBegan = a.wall
+        for _ in 0 ..< 3 {
+            tell(&a, rssi: -58)
+            a.stay(0, rssi: -70, seconds: 1)
+        }
+        XCTAssertEqual(a.state(0), .present, "a lead without the neighbour holding moves nobody")
+        for _ in 0 ..< 3 where a.state(0) == .present {
+            tell(&a, rssi: -58, holds: true)
+            a.stay(0, rssi: -70, seconds: 1)
+        }
+        let checkout = try XCTUnwrap(a.store.events(.checkout).first)
+        XCTAssertEqual(checkout.movedTo, "door-b")
+        XCTAssertGreaterThanOrEqual(checkout.timestampMilliseconds, leadBegan)
+        XCTAssertLessThanOrEqual(checkout.timestampMilliseconds, leadBegan + 1000, "stamped when the lead began (this door's median crossed after a second)")
+        XCTAssertEqual(checkout.decidedAtMilliseconds - leadBegan, 3000, "at once when the neighbour says it holds them")
+        XCTAssertTrue(checkout.jsonBody().contains(#""app": {"version": "test"}, "reason": "moved", "movedTo": "door-b"}"#), checkout.jsonBody())
+        XCTAssertEqual(a.state(0), .nearby)
+        let held = HeldEventsFile(databasePath: "/x", batch: DoorCommitBatch(events: a.store.events, records: []))
+        XCTAssertEqual(try HeldEventsFile(decoding: held.encode()).batch.events.map(\.movedTo), [nil, "door-b"],
+                       "a move survives a stop with the store refusing")
+        a.stay(0, rssi: -70, seconds: 3)
+        XCTAssertEqual(a.store.events(.checkin).count, 1, "not taken back while the neighbour holds them")
+    }
+
+    func testALeadWithoutTheNeighbourHoldingMovesNobody() {
+        var a = door()
+        tell(&a, rssi: nil)
+        a.stay(0, rssi: -60, seconds: 3)
+        for _ in 0 ..< 10 {
+            tell(&a, rssi: -58, holds: false)
+            a.stay(0, rssi: -70, seconds: 1)
+        }
+        XCTAssertEqual(a.state(0), .present)
+        XCTAssertTrue(a.store.events(.checkout).isEmpty)
+    }
+
+    func testReplaysAndStrangersAreRefusedAndCounted() {
+        var a = door()
+        let report = SightingReport(sender: "door-b", wallMilliseconds: a.wall, sightings: []).encoded(keys: keys)
+        a.perform(a.core.neighbourSighting(report, at: a.now))
+        a.perform(a.core.neighbourSighting(report, at: a.now))
+        let stranger = SightingReport(sender: "door-z", wallMilliseconds: a.wall, sightings: []).encoded(keys: keys)
+        a.perform(a.core.neighbourSighting(stranger, at: a.now))
+        a.advance(seconds: 4)
+        a.perform(a.core.neighbourSighting(report, at: a.now))
+        XCTAssertEqual(a.core.sightings.taken, 1)
+        XCTAssertEqual(a.core.sightings.refused, [.replayed: 1, .notANeighbour: 1, .stale: 1])
+        XCTAssertEqual(a.logged("sighting refused (the first of its kind; all are counted)").count, 3)
+    }
+
+    func testWithoutNeighboursNothingIsPublished() {
+        var a = DoorHarness(DoorHarness.setup(persons: 1))
+        a.stay(0, seconds: 5)
+        XCTAssertTrue(a.published.isEmpty)
+        XCTAssertEqual(a.core.neighbourSighting([1, 2, 3], at: a.now).count, 0)
+        XCTAssertEqual(a.core.sightings, SightingCounters())
+    }
+
+    /// docs/neighbours.md, "Reload": a reload forgets what the neighbours said and the
+    /// rule's clocks; one that changes the neighbours refuses the reports of a door no
+    /// longer listed.
+    func testAReloadThatChangesTheNeighboursForgetsTheirSightingsAndLeads() {
+        var a = door()
+        tell(&a, rssi: nil)
+        for _ in 0 ..< 4 {
+            tell(&a, rssi: -66)
+            a.stay(0, rssi: -60, seconds: 1)
+        }
+        // 6 dB ahead of door B, not yet for 3 s confirmed: the lead's clock runs.
+        XCTAssertEqual(a.state(0), .nearby)
+        func rule(_ a: inout DoorHarness) -> (sighting: Bool, leading: Bool) {
+            let now = a.core.presence.latest
+            return (a.core.presence.neighbourhood!.table.strongest(person: 0, at: now) != nil,
+                    a.core.presence.neighbourhood!.leadingSince[0] != Neighbourhood.never)
+        }
+        XCTAssertTrue(rule(&a) == (true, true))
+        let same = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]), settings: DoorHarness.settings)
+        a.perform(a.core.reload(same, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "forgotten: they come again within a second")
+        tell(&a, rssi: -66)
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertTrue(rule(&a) == (true, true), "heard again, the lead's clock starts over")
+        let otherMargin = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]),
+                                                     settings: DoorHarness.settings, marginDB: 8)
+        a.perform(a.core.reload(otherMargin, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "another margin: forgotten")
+        tell(&a, rssi: -66)
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertTrue(rule(&a) == (true, false), "6 dB is no lead by 8")
+        let otherDoor = DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-c"]), settings: DoorHarness.settings)
+        a.perform(a.core.reload(otherDoor, at: a.now))
+        XCTAssertTrue(rule(&a) == (false, false), "another neighbour: door B's sightings forgotten")
+        tell(&a, rssi: -55)
+        XCTAssertEqual(a.core.sightings.refused[.notANeighbour], 1, "door B is no neighbour any more")
+        // Door C, heard, does not hear the person: they are taken here.
+        let heartbeat = SightingReport(sender: "door-c", wallMilliseconds: a.wall, sightings: [])
+        a.perform(a.core.neighbourSighting(heartbeat.encoded(keys: keys), at: a.now))
+        a.stay(0, rssi: -60, seconds: 1)
+        XCTAssertEqual(a.state(0), .present)
+    }
+}

@@ -1,0 +1,407 @@
+import AttendanceEvents
+import EventLoop
+import Glibc
+@testable import HCI
+import PresenceProof
+import SplitMix
+@testable import GatewayCore
+
+/// Two neighbouring doors in virtual time (docs/neighbours.md, "Proof on virtual time"):
+/// room A (x 1…6 m) and room B (x 6…11 m) side by side, a drywall between them at
+/// x = 6, a corridor along their fronts (y −2…0), each door's gateway just inside its
+/// doorway, 2.4 m apart. People sit, walk along the corridor and move between rooms; each
+/// door hears them with a log-distance path loss, the walls' loss, a slow fading of its
+/// own per person (an Ornstein–Uhlenbeck process) and a fast one per advertisement. The
+/// doors share sighting reports over an in-memory bus that delays each by up to 1 s (in
+/// order per sender). Door B can die and come back (a new core from its store).
+struct TwoRoomsWorld {
+    enum Region: UInt8 { case roomA = 0, roomB = 1, corridor = 2, away = 3 }
+
+    struct Point { var x: Double; var y: Double }
+
+    /// What a person does next.
+    enum Step {
+        case sit(Point, seconds: Double)
+        case walk(to: Point)
+        case away(seconds: Double)
+    }
+
+    struct Radio {
+        var txAt1m = -59.0
+        var exponent = 2.2
+        var wallDB = 6.0
+        var slowSigma = 2.0
+        var slowTau = 30.0
+        var fastSigma = 3.0
+        var deepFadeChance = 0.05
+        var deepFadeDB = 10.0
+        var lossChance = 0.1
+        var sensitivity = -95.0
+        var advertisingInterval = 0.7
+    }
+
+    static let gatewayA = Point(x: 4.8, y: 0.3), gatewayB = Point(x: 7.2, y: 0.3)
+    static let wallX = 6.0
+    static let awayPoint = Point(x: -40, y: -1)
+
+    static func region(_ p: Point) -> Region {
+        if p.x < -5 || p.x > 17 { return .away }
+        if p.y <= 0 { return .corridor }
+        return p.x < wallX ? .roomA : .roomB
+    }
+
+    struct Person {
+        var plan: [Step]
+        var nextStep = 0
+        var position: Point
+        var waypoints: [Point] = []
+        var busyUntil = 0.0
+        var nextAdvert: Double
+        var slow = [0.0, 0.0]
+    }
+
+    var radio = Radio()
+    var random: SplitMix64
+    var persons: [Person] = []
+    var doors: [DoorHarness]
+    var setups: [DoorSetup]
+    var alive = [true, true]
+    /// Sim seconds since the start.
+    var time = 0.0
+    let step = 0.1
+    let start: Instant
+    let wallStart: Int64
+    /// Door B's wall clock runs this far ahead of A's (ms): the doors' clocks differ a little.
+    let skewB: Int64 = 40
+    var bus: [[(at: Double, payload: [UInt8])]] = [[], []]
+    var lastDelivery = [0.0, 0.0]
+    var maximumBusDelay = 1.0
+
+    /// Per step, per person: the region, and per door whether the visit is open there.
+    var regions: [[UInt8]] = []
+    var openAt: [[[Bool]]] = [[], []]
+    var aliveAt: [[Bool]] = [[], []]
+    /// Every committed event of each door, with the sim time its decision was taken.
+    var eventsSeen = [0, 0]
+    var decided: [[(time: Double, event: AttendanceEvent)]] = [[], []]
+    var longestDoubleVisit = 0.0
+    var longestDoubleVisitWhere = ""
+    var doubleVisitSince: [Double?] = []
+
+    init(seed: UInt64, persons plans: [[Step]], setups: [DoorSetup]) {
+        random = SplitMix64(seed: seed)
+        start = Instant(nanoseconds: 1_000_000_000)
+        wallStart = DoorHarness.anchorWall
+        self.setups = setups
+        doors = [DoorHarness(setups[0], now: start, wall: wallStart), DoorHarness(setups[1], now: start, wall: wallStart + skewB)]
+        for plan in plans {
+            persons.append(Person(plan: plan, position: Self.awayPoint, nextAdvert: random.unit() * radio.advertisingInterval))
+        }
+        regions = Array(repeating: [], count: plans.count)
+        openAt = [Array(repeating: [], count: plans.count), Array(repeating: [], count: plans.count)]
+        aliveAt = [[], []]
+        doubleVisitSince = Array(repeating: nil, count: plans.count)
+    }
+
+    // MARK: Running
+
+    mutating func run(seconds: Double, killB: ClosedRange<Double>? = nil) {
+        let steps = Int((seconds / step).rounded())
+        for _ in 0 ..< steps {
+            if let killB {
+                if alive[1], time >= killB.lowerBound, time < killB.upperBound { alive[1] = false; bus[1] = []; bus[0] = [] }
+                if !alive[1], time >= killB.upperBound { restartB() }
+            }
+            deliver()
+            hearAdvertisements()
+            time += step
+            for door in 0 ..< 2 where alive[door] {
+                doors[door].advance(by: .milliseconds(Int64((step * 1000).rounded())))
+                collect(door)
+            }
+            move()
+            record()
+        }
+    }
+
+    mutating func restartB() {
+        alive[1] = true
+        let old = doors[1]
+        doors[1] = DoorHarness(setups[1], stored: old.store.records, store: old.store,
+                               now: start + .milliseconds(Int64((time * 1000).rounded())), wall: wall(time, door: 1))
+        doors[1].published = []
+        eventsSeen[1] = doors[1].store.events.count
+    }
+
+    func wall(_ time: Double, door: Int) -> Int64 {
+        wallStart + Int64((time * 1000).rounded()) + (door == 1 ? skewB : 0)
+    }
+
+    /// Reports due by now reach the other door (not a dead one, nor from one).
+    mutating func deliver() {
+        for target in 0 ..< 2 {
+            let source = 1 - target
+            while let first = bus[source].first, first.at <= time {
+                bus[source].removeFirst()
+                guard alive[target] else { continue }
+                doors[target].perform(doors[target].core.neighbourSighting(first.payload, at: doors[target].now))
+            }
+        }
+    }
+
+    /// What the door published this step goes on the bus, each delayed by up to 1 s, in order.
+    mutating func collect(_ door: Int) {
+        for payload in doors[door].published {
+            let at = max(time + random.unit() * maximumBusDelay, lastDelivery[door])
+            lastDelivery[door] = at
+            bus[door].append((at, payload))
+        }
+        doors[door].published = []
+        let events = doors[door].store.events
+        for event in events[eventsSeen[door]...] {
+            decided[door].append((time, event))
+        }
+        eventsSeen[door] = events.count
+    }
+
+    mutating func hearAdvertisements() {
+        var heard: [[(Int, Int)]] = [[], []]
+        for n in persons.indices {
+            guard persons[n].nextAdvert <= time else { continue }
+            persons[n].nextAdvert += radio.advertisingInterval + (random.unit() - 0.5) * 0.02
+            for door in 0 ..< 2 where alive[door] {
+                if let rssi = rssi(of: n, at: door) { heard[door].append((n, rssi)) }
+            }
+        }
+        for door in 0 ..< 2 where alive[door] && !heard[door].isEmpty {
+            doors[door].hear(reports: heard[door])
+        }
+    }
+
+    mutating func rssi(of n: Int, at door: Int) -> Int? {
+        let p = persons[n].position
+        guard Self.region(p) != .away else { return nil }
+        guard random.unit() >= radio.lossChance else { return nil }
+        let gateway = door == 0 ? Self.gatewayA : Self.gatewayB
+        let distance = max(((p.x - gateway.x) * (p.x - gateway.x) + (p.y - gateway.y) * (p.y - gateway.y)).squareRoot(), 0.5)
+        var value = radio.txAt1m - 10 * radio.exponent * log10(distance)
+        value -= wallLoss(p, door: door)
+        value += persons[n].slow[door]
+        value += gaussian() * radio.fastSigma
+        if random.unit() < radio.deepFadeChance { value -= radio.deepFadeDB }
+        guard value >= radio.sensitivity else { return nil }
+        return Int(value.rounded())
+    }
+
+    func wallLoss(_ p: Point, door: Int) -> Double {
+        switch Self.region(p) {
+        case .roomA: door == 0 ? 0 : radio.wallDB
+        case .roomB: door == 1 ? 0 : radio.wallDB
+        // The front wall, except in front of the door's own doorway.
+        case .corridor: abs(p.x - (door == 0 ? Self.gatewayA.x : Self.gatewayB.x)) <= 0.6 ? 0 : radio.wallDB
+        case .away: 100
+        }
+    }
+
+    mutating func gaussian() -> Double {
+        let u1 = max(random.unit(), 1e-12), u2 = random.unit()
+        return (-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)
+    }
+
+    /// Plans, walking and the slow fading.
+    mutating func move() {
+        let decay = exp(-step / radio.slowTau)
+        let kick = radio.slowSigma * (1 - decay * decay).squareRoot()
+        for n in persons.indices {
+            for door in 0 ..< 2 { persons[n].slow[door] = persons[n].slow[door] * decay + kick * gaussian() }
+            if !persons[n].waypoints.isEmpty {
+                var budget = 1.2 * step
+                while budget > 0, let target = persons[n].waypoints.first {
+                    let dx = target.x - persons[n].position.x, dy = target.y - persons[n].position.y
+                    let length = (dx * dx + dy * dy).squareRoot()
+                    if length <= budget {
+                        persons[n].position = target
+                        persons[n].waypoints.removeFirst()
+                        budget -= length
+                    } else {
+                        persons[n].position.x += dx / length * budget
+                        persons[n].position.y += dy / length * budget
+                        budget = 0
+                    }
+                }
+                continue
+            }
+            guard time >= persons[n].busyUntil else { continue }
+            let plan = persons[n].plan
+            guard !plan.isEmpty else { continue }
+            let next = plan[persons[n].nextStep % plan.count]
+            persons[n].nextStep += 1
+            switch next {
+            case let .sit(point, seconds):
+                persons[n].waypoints = Self.route(from: persons[n].position, to: point)
+                persons[n].busyUntil = time + Double(persons[n].waypoints.count) * 0 + seconds
+                persons[n].busyUntil += Self.routeLength(from: persons[n].position, waypoints: persons[n].waypoints) / 1.2
+            case let .walk(to):
+                persons[n].waypoints = Self.route(from: persons[n].position, to: to)
+            case let .away(seconds):
+                persons[n].waypoints = Self.route(from: persons[n].position, to: Self.awayPoint)
+                persons[n].busyUntil = time + seconds
+                persons[n].busyUntil += Self.routeLength(from: persons[n].position, waypoints: persons[n].waypoints) / 1.2
+            }
+        }
+    }
+
+    static func doorway(of region: Region) -> Double? {
+        switch region {
+        case .roomA: gatewayA.x
+        case .roomB: gatewayB.x
+        default: nil
+        }
+    }
+
+    /// Out through the own doorway, along the corridor, in through the other.
+    static func route(from: Point, to: Point) -> [Point] {
+        let fromRegion = region(from), toRegion = region(to)
+        var points: [Point] = []
+        if fromRegion != toRegion || fromRegion == .corridor || fromRegion == .away {
+            if let x = doorway(of: fromRegion) { points += [Point(x: x, y: 0.5), Point(x: x, y: -1)] }
+            if fromRegion == .away { points.append(Point(x: -5, y: -1)) }
+            if toRegion == .away { points.append(Point(x: -5, y: -1)) }
+            if let x = doorway(of: toRegion) { points += [Point(x: x, y: -1), Point(x: x, y: 0.5)] }
+        }
+        points.append(to)
+        return points
+    }
+
+    static func routeLength(from: Point, waypoints: [Point]) -> Double {
+        var length = 0.0, previous = from
+        for point in waypoints {
+            length += ((point.x - previous.x) * (point.x - previous.x) + (point.y - previous.y) * (point.y - previous.y)).squareRoot()
+            previous = point
+        }
+        return length
+    }
+
+    mutating func record() {
+        for n in persons.indices {
+            regions[n].append(Self.region(persons[n].position).rawValue)
+            var both = true
+            for door in 0 ..< 2 {
+                let open = alive[door] && (doors[door].state(n)?.hasOpenVisit ?? false)
+                openAt[door][n].append(open)
+                both = both && open
+            }
+            if both {
+                let since = doubleVisitSince[n] ?? time
+                doubleVisitSince[n] = since
+                if time - since > longestDoubleVisit {
+                    longestDoubleVisit = time - since
+                    longestDoubleVisitWhere = "p\(n) from \(tenths(since)) s"
+                }
+            } else {
+                doubleVisitSince[n] = nil
+            }
+        }
+        for door in 0 ..< 2 { aliveAt[door].append(alive[door]) }
+    }
+
+    // MARK: Judging
+
+    struct Figures: CustomStringConvertible {
+        var checkins = 0
+        var wrongDoorCheckins: [String] = []
+        /// Checkins at A of people in room B while B was dead: by design (docs/neighbours.md).
+        var aloneWrongDoorCheckins = 0
+        var corridorCheckins = 0
+        var moved = 0
+        var stays = 0
+        var missedStays: [String] = []
+        var longestDoubleVisit = 0.0
+        var longestDoubleVisitWhere = ""
+        var simulatedHours = 0.0
+
+        var description: String {
+            "\(tenths(simulatedHours)) h simulated: \(checkins) checkins, \(wrongDoorCheckins.count) at the wrong door "
+                + "(\(aloneWrongDoorCheckins) more while the neighbour was dead), \(corridorCheckins) in the corridor, \(moved) moved, "
+                + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere))"
+        }
+    }
+
+    func stepIndex(_ time: Double) -> Int { min(max(Int((time / step).rounded()) - 1, 0), regions.first.map { $0.count - 1 } ?? 0) }
+
+    func figures() -> Figures {
+        var figures = Figures()
+        figures.simulatedHours = time / 3600
+        figures.longestDoubleVisit = longestDoubleVisit
+        figures.longestDoubleVisitWhere = longestDoubleVisitWhere
+        for door in 0 ..< 2 {
+            let room: Region = door == 0 ? .roomA : .roomB
+            for (time, event) in decided[door] {
+                if event.movedTo != nil { figures.moved += 1 }
+                guard event.type == .checkin, let n = Int(event.userId.dropFirst()) else { continue }
+                figures.checkins += 1
+                let region = Region(rawValue: regions[n][stepIndex(time)])!
+                if region == .corridor { figures.corridorCheckins += 1 }
+                guard region != room, region != .corridor else { continue }
+                let neighbourAlive = aliveAt[1 - door][stepIndex(time)] && aliveAt[1 - door][stepIndex(time - 10)]
+                if neighbourAlive {
+                    figures.wrongDoorCheckins.append("door \(door) checked in p\(n) in \(region) at \(tenths(time)) s")
+                } else {
+                    figures.aloneWrongDoorCheckins += 1
+                }
+            }
+        }
+        // A stay: ≥ 10 s in one room, its door alive throughout; missed when that door never
+        // had the visit open during it (or within 3 s after).
+        let minimum = Int(10 / step), after = Int(3 / step)
+        for n in regions.indices {
+            var index = 0
+            while index < regions[n].count {
+                let region = regions[n][index]
+                var end = index
+                while end < regions[n].count, regions[n][end] == region { end += 1 }
+                if region <= 1, end - index >= minimum {
+                    let door = Int(region)
+                    if aliveAt[door][index ..< end].allSatisfy({ $0 }) {
+                        figures.stays += 1
+                        if !openAt[door][n][index ..< min(end + after, regions[n].count)].contains(true) {
+                            figures.missedStays.append("p\(n) in \(Region(rawValue: region)!) \(Double(index) * step)…\(Double(end) * step) s")
+                        }
+                    }
+                }
+                index = end
+            }
+        }
+        return figures
+    }
+}
+
+/// `x` with one decimal.
+func tenths(_ x: Double) -> String { "\((x * 10).rounded() / 10)" }
+
+extension DoorHarness {
+    /// One batch of reports, each of its own person and RSSI.
+    mutating func hear(reports: [(person: Int, rssi: Int)]) {
+        perform(core.beginReports(at: now, clock: WallClockReading(wallMilliseconds: wall, synchronised: nil)))
+        let data: [UInt8] = [0x02, 0x01, 0x06]
+        for (n, rssi) in reports {
+            let actions = data.withUnsafeBufferPointer { buffer in
+                core.report(LEAdvertisingReportView(properties: [], dataStatus: .complete, addressType: .publicDevice,
+                                                    address: Self.address(n), txPower: nil, rssi: Int8(clamping: rssi), data: buffer),
+                            at: now)
+            }
+            if !actions.isEmpty { perform(actions) }
+        }
+        perform(core.endReports(at: now))
+    }
+
+    /// `persons` persons with neighbours: door `id`, its neighbour `neighbour`.
+    static func neighbourSetup(persons: Int, id: String, neighbours: NeighbourList, settings: PresenceSettings,
+                               marginDB: Double = 6, handover: Duration = .seconds(5)) -> DoorSetup {
+        var setup = Self.setup(persons: persons, settings: settings)
+        setup.gateway = GatewayIdentity(id: id)
+        setup.neighbours = NeighbourSetup(neighbours: neighbours, marginDB: marginDB, handover: handover,
+                                          keys: SightingKeys(masterKey: MasterKey(bytes: Array(repeating: 0x5A, count: 32))!))
+        return setup
+    }
+}
