@@ -31,10 +31,10 @@ extension GatewayAgent {
             indicate(indication)
         case let .armTimer(deadline):
             coreTimer.arm(at: deadline)
-        case .publishSightings:
-            // Not on the bus yet: neighbours hear nothing of this door, which they take
-            // as a silent neighbour (docs/neighbours.md).
-            break
+        case let .publishSightings(payload):
+            // On the site bus (QoS 0, never stored): dropped while it is down, which the
+            // neighbours take as a silent door (docs/neighbours.md).
+            siteBus.publishSighting(payload)
         }
     }
 

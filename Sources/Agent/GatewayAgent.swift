@@ -112,7 +112,8 @@ public final class GatewayAgent {
         hooks: SiteBusDriver.Hooks(
             persons: { [unowned self] in self.configuration.persons },
             openVisits: { [unowned self] in self.openVisitsByPerson() },
-            counters: { [unowned self] counters in self.fleet.siteBus = counters }
+            counters: { [unowned self] counters in self.fleet.siteBus = counters },
+            sighting: { [unowned self] payload in self.perform(self.core.neighbourSighting(payload, at: self.loop.now)) }
         )
     )
     /// What the server's sink did: counted, and a damaged file found by its reads is the

@@ -39,8 +39,10 @@ public final class BusDriver {
         public var published: (_ kind: BusTopicKind, _ accepted: Bool) -> Void
 
         public init(stateChanged: @escaping (BusSession.BusState) -> Void, announce: @escaping (BusSession.BusAnnouncement) -> Void,
+                    sighting: @escaping (_ sender: String, _ payload: [UInt8]) -> Void = { _, _ in },
                     refused: @escaping (BusRefusal) -> Void, published: @escaping (BusTopicKind, Bool) -> Void) {
             self.stateChanged = stateChanged
+            self.sighting = sighting
             self.announce = announce
             self.refused = refused
             self.published = published

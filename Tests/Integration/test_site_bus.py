@@ -514,3 +514,29 @@ def test_events_larger_than_the_broker_takes_are_the_bus_s_dead_letters_and_noth
     assert len(agent.lines(r"site bus: refused .*reason=too_large")) == 1, agent.lines(r"site bus")
     bus.wait_for(lambda m: (last_json(bus, presence_topic(1)) or {}).get("state") == "away", 30, "presence published")
     assert bus.on(EVENTS) == [] and len(agent.lines(r"site bus (up|down)")) == 1
+
+
+# MARK: - neighbouring doors' sightings (SPEC §17) on the bus
+
+def test_a_door_with_neighbours_publishes_its_sightings_and_checks_those_it_reads(gateway_bin, world_factory, agents,
+                                                                                    mqtt_broker, tmp_path):
+    world = world_factory(scenario(world_tag(0, distance=1.0)))
+    key = tmp_path / "master.key"
+    key.write_text("5a" * 32 + "\n")
+    os.chmod(key, 0o600)
+    config = bus_config(tmp_path, world, [0], mqtt_broker.url,
+                        extra=f'\n[security]\nmaster_key_file = "{key}"\n\n[site]\nneighbours = ["door-b"]\n')
+    own = f"{PREFIX}/{SITE}/sightings/{GATEWAY_ID}"
+    bus = mqtt_broker.subscriber(f"{PREFIX}/{SITE}/sightings/#", qos=0)
+    agent = agents(gateway_bin, config)
+    agent.wait_log(r"site bus up")
+    # About once a second, signed reports in the documented format (docs/neighbours.md).
+    bus.wait_for(lambda messages: len(bus.on(own)) >= 3, 15, "three sighting reports")
+    assert all(m.payload.startswith(b"BGS") and not m.retain and m.qos == 0 for m in bus.on(own))
+    # A report that is not a neighbour's signed one is refused (logged once, counted).
+    mqtt_broker.publish(f"{PREFIX}/{SITE}/sightings/door-b", "BGS not a report", qos=0)
+    line = agent.wait_log(r"sighting refused")[0]
+    assert "reason=" in line, line
+    # door-b never reports: after 10 s the door decides alone for it, and says so.
+    agent.wait_log(r"neighbour silent", timeout=30)
+    agent.wait_log(r" checkin ", timeout=30)

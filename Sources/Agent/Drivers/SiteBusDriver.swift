@@ -16,6 +16,8 @@ final class SiteBusDriver: AgentDriver {
         var openVisits: () -> [String: (sinceMillis: Int64, rssi: Int?)]
         /// The bus's state and figures changed (for `status`, the heartbeat, the metrics).
         var counters: (BusSnapshot?) -> Void
+        /// A neighbouring door's sightings, for the door core to verify (docs/neighbours.md).
+        var sighting: ([UInt8]) -> Void
     }
 
     private let loop: EventLoop
@@ -62,10 +64,11 @@ final class SiteBusDriver: AgentDriver {
         gateway = configuration.gateway
         let bus = BusDriver(
             loop: loop, connection: Self.connection(mqtt, gateway: configuration.gateway),
-            settings: Self.sessionSettings(mqtt, site: site, gateway: configuration.gateway),
+            settings: Self.sessionSettings(configuration, mqtt, site: site),
             hooks: BusDriver.Hooks(
                 stateChanged: { [unowned self] state in self.stateChanged(state) },
                 announce: { [unowned self] announcement in self.announce(announcement) },
+                sighting: { [unowned self] _, payload in self.hooks.sighting(payload) },
                 refused: { [unowned self] refusal in self.refused(refusal) },
                 published: { [unowned self] kind, accepted in
                     self.counters.count(topicKind: kind.rawValue, accepted: accepted)
@@ -95,8 +98,9 @@ final class SiteBusDriver: AgentDriver {
             start(configuration)
             return
         }
+        // (Neighbours switched on or off change the subscriptions: a new session too.)
         let topicsChanged = mqtt.topicPrefix != settings?.topicPrefix || mqtt.discoveryPrefix != settings?.discoveryPrefix
-            || site != gateway?.site
+            || site != gateway?.site || (configuration.site?.hasNeighbours ?? false) != (previous.site?.hasNeighbours ?? false)
         if topicsChanged {
             // A new session under the new topics; what the old ones hold retained stays
             // there (docs/site-bus.md says how to clear it).
@@ -107,7 +111,7 @@ final class SiteBusDriver: AgentDriver {
         settings = mqtt
         gateway = configuration.gateway
         bus.reconfigure(connection: Self.connection(mqtt, gateway: configuration.gateway),
-                        settings: Self.sessionSettings(mqtt, site: site, gateway: configuration.gateway))
+                        settings: Self.sessionSettings(configuration, mqtt, site: site))
         publishPersons(configuration.persons)
     }
 
@@ -120,6 +124,11 @@ final class SiteBusDriver: AgentDriver {
     }
 
     // MARK: What the door tells the bus
+
+    /// This door's sightings for its neighbours (SPEC §17).
+    func publishSighting(_ payload: [UInt8]) {
+        bus?.publishSighting(payload)
+    }
 
     /// Events were committed (the outbox's sink `mqtt` was kicked): published from the outbox.
     func eventsCommitted() {
@@ -230,10 +239,13 @@ final class SiteBusDriver: AgentDriver {
                              clientId: gateway.id, username: mqtt.username, password: mqtt.password)
     }
 
-    private static func sessionSettings(_ mqtt: GatewayConfiguration.MQTT, site: String, gateway: GatewayConfiguration.Gateway) -> BusSession.Settings {
-        BusSession.Settings(
-            topics: BusTopics(prefix: mqtt.topicPrefix, site: site, gateway: gateway.id, discoveryPrefix: mqtt.discoveryPrefix),
+    private static func sessionSettings(_ configuration: GatewayConfiguration, _ mqtt: GatewayConfiguration.MQTT,
+                                        site: String) -> BusSession.Settings {
+        var settings = BusSession.Settings(
+            topics: BusTopics(prefix: mqtt.topicPrefix, site: site, gateway: configuration.gateway.id, discoveryPrefix: mqtt.discoveryPrefix),
             events: mqtt.events, homeAssistant: mqtt.homeAssistant
         )
+        settings.sightings = configuration.site?.hasNeighbours ?? false
+        return settings
     }
 }
