@@ -286,8 +286,7 @@ public final class BusDriver {
                 actions += wasConnecting ? session.connectFailed(fault, at: loop.now) : session.connectionLost(fault, at: loop.now)
             case let .acknowledged(mid, reason):
                 guard let token = tokens.removeValue(forKey: mid) else { continue }
-                if case let .message(kind) = token { hooks.published(kind, reason < 0x80) }
-                if case .event = token { hooks.published(.events, reason < 0x80) }
+                hooks.published(token.kind, reason < 0x80)
                 actions += session.acknowledged(token, reason: reason, at: loop.now)
             case let .message(topic, payload, payloadCount, qos, _):
                 actions += session.received(topic: topic, payload: payload, payloadCount: payloadCount, qos: qos, at: loop.now)

@@ -25,6 +25,13 @@ public struct BusSession {
     public enum Token: Hashable, Sendable {
         case event(Int64)
         case message(BusTopicKind)
+
+        public var kind: BusTopicKind {
+            switch self {
+            case .event: .events
+            case let .message(kind): kind
+            }
+        }
     }
 
     public enum Action: Equatable, Sendable {
@@ -126,7 +133,6 @@ public struct BusSession {
 
     /// What the journal was last told, when the session last came up, whether it is
     /// flapping, and when an up session will count as stable.
-    private var announced: BusAnnouncement?
     private var upSince: Instant?
     private var flapping = false
     private var stableAt: Instant?
@@ -374,19 +380,11 @@ public struct BusSession {
     }
 
     /// The fault the journal was last told of (through a down or a flapping line).
-    private var lastFault: BusConnectionFault? {
-        switch announced {
-        case let .down(fault), let .flapping(fault): fault
-        default: lastDownFault
-        }
-    }
-
-    private var lastDownFault: BusConnectionFault?
+    private var lastFault: BusConnectionFault?
 
     private mutating func announce(_ announcement: BusAnnouncement) -> [Action] {
-        announced = announcement
         switch announcement {
-        case let .down(fault), let .flapping(fault): lastDownFault = fault
+        case let .down(fault), let .flapping(fault): lastFault = fault
         case .up: break
         }
         return [.announce(announcement)]

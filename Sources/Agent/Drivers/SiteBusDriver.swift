@@ -149,8 +149,8 @@ final class SiteBusDriver: AgentDriver {
 
     /// Presence was restored after a restart (visits open again, without their events).
     func presenceRestored() {
-        guard let gatewayPersons = bus.map({ _ in hooks.persons() }) else { return }
-        publishPersons(gatewayPersons, refreshPresence: true)
+        guard bus != nil else { return }
+        publishPersons(hooks.persons())
     }
 
     // MARK: Steps
@@ -161,7 +161,7 @@ final class SiteBusDriver: AgentDriver {
     }
 
     /// Discovery and presence for every person in force; persons gone have theirs cleared.
-    private func publishPersons(_ persons: [Person], refreshPresence: Bool = true) {
+    private func publishPersons(_ persons: [Person]) {
         guard let bus, let settings, let gateway, let topics else { return }
         let device = BusPayloads.Device(gatewayId: gateway.id, name: gateway.door ?? gateway.id, swVersion: appVersion)
         let visits = hooks.openVisits()
@@ -176,13 +176,11 @@ final class SiteBusDriver: AgentDriver {
                 bus.setRetained(topics.discovery(person.id), payload: nil, kind: .discovery)
             }
             if settings.presence {
-                if refreshPresence || !published.contains(person.id) {
-                    let visit = visits[person.id]
-                    let since = ISO8601Timestamp.format(millisecondsSinceEpoch: visit?.sinceMillis ?? startedAtMillis)
-                    bus.setRetained(topics.presence(person.id),
-                                    payload: BusPayloads.presence(present: visit != nil, since: since, rssi: visit?.rssi),
-                                    kind: .presence)
-                }
+                let visit = visits[person.id]
+                let since = ISO8601Timestamp.format(millisecondsSinceEpoch: visit?.sinceMillis ?? startedAtMillis)
+                bus.setRetained(topics.presence(person.id),
+                                payload: BusPayloads.presence(present: visit != nil, since: since, rssi: visit?.rssi),
+                                kind: .presence)
             } else {
                 bus.setRetained(topics.presence(person.id), payload: nil, kind: .presence)
             }
