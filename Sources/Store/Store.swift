@@ -84,22 +84,29 @@ public final class Store {
         return found
     }
 
-    /// Brings the file to `schemaVersion`: a new file is made as version 1 and takes the
-    /// same steps as an old one (`StoreSchema`). Each step is one transaction with its
-    /// version stamp, so a crash or a kill half-way leaves the version before it, and the
-    /// next start simply migrates again. `afterStatement` is for the tests that stop a
-    /// migration half-way (told each statement's index within the step).
+    /// Brings the file to `schemaVersion`. An old file takes one step per version, each one
+    /// transaction with its version stamp, so a crash or a kill half-way leaves the version
+    /// before it and the next start simply migrates again. A new file is made as version 1
+    /// and upgraded by the same steps (`StoreSchema`), all in the one transaction that stamps
+    /// the current version: a reader (`outbox export` while the agent starts) never finds
+    /// a new file at an older version. `afterStatement` is for the tests that stop a
+    /// migration half-way (told the version the transaction stamps and each statement's
+    /// index within it).
     static func migrate(_ connection: SQLiteConnection, firstSequence: Int64,
                         afterStatement: (_ step: Int32, _ index: Int) throws(StoreError) -> Void = { _, _ throws(StoreError) in }) throws(StoreError) {
         var found = try schemaVersion(of: connection)
         if found > schemaVersion { throw .unsupportedSchema(found: found, supported: schemaVersion) }
         while found < schemaVersion {
-            let to = found + 1
+            let to = found == 0 ? schemaVersion : found + 1
             try connection.execute("BEGIN IMMEDIATE")
             do {
                 var statements: [String] = []
-                if found == 0 { statements.append(StoreSchema.version1(firstSequence: firstSequence)) }
-                if to > 1 { statements.append(StoreSchema.steps[Int(to) - 2]) }
+                if found == 0 {
+                    statements.append(StoreSchema.version1(firstSequence: firstSequence))
+                    statements.append(contentsOf: StoreSchema.steps)
+                } else {
+                    statements.append(StoreSchema.steps[Int(to) - 2])
+                }
                 statements.append("PRAGMA user_version = \(to)")
                 for (index, sql) in statements.enumerated() {
                     try connection.execute(sql)
@@ -110,8 +117,6 @@ public final class Store {
                 try? connection.execute("ROLLBACK")
                 throw error
             }
-            // A new file goes straight on to the current version: version 1's transaction
-            // made it, the next steps upgrade it as they would an old one.
             found = to
         }
     }

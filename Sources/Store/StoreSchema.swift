@@ -1,9 +1,10 @@
 /// The store's schema, one version after another (docs/event-api.md, "The outbox on disk").
 ///
 /// A new file is made as version 1 and brought up to the current version by the same steps
-/// an old file takes, so there is one way to every version. Each step runs in the one
-/// transaction that also stamps `PRAGMA user_version`: a crash or a kill during a
-/// migration leaves the file at the version before it or at the one after, never between.
+/// an old file takes, so there is one way to every version. Each step of an old file runs
+/// in the one transaction that also stamps `PRAGMA user_version`: a crash or a kill during
+/// a migration leaves the file at the version before it or at the one after, never
+/// between. A new file takes all of them in one transaction: it is nothing or current.
 enum StoreSchema {
     /// The schema this code writes (`PRAGMA user_version`).
     static let version: Int32 = 2

@@ -128,6 +128,30 @@ final class StoreMigrationTests: StoreTestCase {
         XCTAssertEqual(try store.status(sink: "server", nowMillis: 3_000).pending, 3)
     }
 
+    /// A new file is made in one transaction up to the current version: what a kill, or a
+    /// reader such as `outbox export` while the agent starts, finds at each of its
+    /// statements is no schema at all (version 0: "no outbox yet"), never version 1.
+    func testANewOutboxIsNothingOrCurrentAtEveryStatement() throws {
+        let connection = try SQLiteConnection(path: path, busyTimeoutMillis: 1_000)
+        try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL")
+        var stamped: Set<Int32> = []
+        var seen: [String: Int64] = [:]
+        try Store.migrate(connection, firstSequence: 1) { step, index throws(StoreError) in
+            stamped.insert(step)
+            let reader = try SQLiteConnection(path: path, busyTimeoutMillis: 1_000, readOnly: true)
+            var version: Int64 = -1
+            try reader.prepare("PRAGMA user_version").query { row in
+                version = row.int64(0)
+                return false
+            }
+            seen["statement \(index)"] = version
+        }
+        XCTAssertEqual(stamped, [Store.schemaVersion], "one transaction, stamping the current version")
+        XCTAssertGreaterThan(seen.count, 2, "version 1, every step and the stamp")
+        XCTAssertEqual(Set(seen.values), [0], "\(seen)")
+        XCTAssertEqual(try version(of: path), Int64(Store.schemaVersion))
+    }
+
     func testANewOutboxIsMadeByTheSameSteps() throws {
         let store = try open()
         XCTAssertEqual(try version(of: path), Int64(Store.schemaVersion))
