@@ -114,9 +114,13 @@ public final class BusDriver {
         perform(session.eventsCommitted(at: loop.now))
     }
 
-    /// This door's sightings for its neighbours (SPEC §17).
-    public func publishSighting(_ payload: [UInt8]) {
-        perform(session.publishSighting(payload))
+    /// This door's sightings for its neighbours (SPEC §17). False: not sent, the session
+    /// is not up (the session drops it; a report is worth something for 3 s only).
+    @discardableResult
+    public func publishSighting(_ payload: [UInt8]) -> Bool {
+        let actions = session.publishSighting(payload)
+        perform(actions)
+        return !actions.isEmpty
     }
 
     public func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) {

@@ -276,7 +276,7 @@ public struct BusSession {
         guard state == .up else { return [] }
         if settings.sightings, let sender = settings.topics.sightingSender(topic) {
             guard sender != settings.topics.gateway else { return [] } // its own, back from the broker
-            guard payloadCount <= settings.maximumSighting, let payload else { return [.refused(.oversized)] }
+            guard payloadCount <= settings.maximumSighting, let payload else { return [.refused(.oversizedSighting)] }
             return [.sighting(sender: sender, payload: payload)]
         }
         let payloadStartsOnline = payload.map { $0 == BusPayloads.online } ?? false
@@ -439,6 +439,9 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
     case unexpectedTopic
     case qos2
     case oversized
+    /// A sighting report larger than the door reads (counted as `oversized` here and in the
+    /// sightings' figures).
+    case oversizedSighting
     case publishRefused(reason: Int, kind: BusTopicKind)
     /// Larger than the broker's maximum packet size: never sent.
     case tooLarge(kind: BusTopicKind)
@@ -448,7 +451,7 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
         case .tooLarge: "too_large"
         case .unexpectedTopic: "unexpected_topic"
         case .qos2: "qos2"
-        case .oversized: "oversized"
+        case .oversized, .oversizedSighting: "oversized"
         case .publishRefused: "publish_refused"
         }
     }
@@ -458,6 +461,7 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
         case .unexpectedTopic: "a message on a topic the door did not subscribe to was ignored"
         case .qos2: "a QoS 2 message was ignored (the door subscribes at QoS 1)"
         case .oversized: "an oversized message was ignored"
+        case .oversizedSighting: "an oversized sighting report was ignored"
         case let .tooLarge(kind):
             "a \(kind.rawValue) message is larger than the broker's maximum packet size; never sent (events: a dead letter of the bus, see outbox list --sink mqtt)"
         case let .publishRefused(reason, kind):

@@ -225,6 +225,6 @@ struct BusSessionTests {
         #expect(publishes(bus.publishSighting([1, 2, 3])) == [BusMessage(topic: "bg/S/sightings/G", payload: [1, 2, 3], qos: 0, retain: false, kind: .sightings)])
         #expect(bus.received(topic: "bg/S/sightings/door-2", payload: [9], payloadCount: 1, qos: 0, at: at(1)) == [.sighting(sender: "door-2", payload: [9])])
         #expect(bus.received(topic: "bg/S/sightings/G", payload: [9], payloadCount: 1, qos: 0, at: at(1)).isEmpty)
-        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: nil, payloadCount: 100_000, qos: 0, at: at(1)) == [.refused(.oversized)])
+        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: nil, payloadCount: 100_000, qos: 0, at: at(1)) == [.refused(.oversizedSighting)])
     }
 }
