@@ -195,7 +195,8 @@ public final class BusDriver {
 
     private func openClient(version5: Bool) {
         closeClient()
-        let will = BusMessage(topic: session.settings.topics.status, payload: BusPayloads.offline, retain: true, kind: .status)
+        let will = session.settings.listenOnly ? nil
+            : BusMessage(topic: session.settings.topics.status, payload: BusPayloads.offline, retain: true, kind: .status)
         let client: MosquittoClient
         do {
             client = try MosquittoClient(
