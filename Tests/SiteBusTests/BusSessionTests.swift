@@ -246,4 +246,17 @@ struct BusSessionTests {
         #expect(bus.received(topic: "bg/S/sightings/door-2", payload: [9], payloadCount: 1, qos: 0, at: at(1)) == [.sighting(sender: "door-2", payload: [9])])
         #expect(publishes(bus.stop()).isEmpty)
     }
+
+    @Test func theSenderOfASightingIsTheLastLevelOfItsTopicOnly() {
+        #expect(topics.sightingSender("bg/S/sightings/door-2") == "door-2")
+        #expect(topics.sightingSender("bg/S/sightings/") == nil)
+        #expect(topics.sightingSender("bg/S/sightings/door-2/x") == nil)
+        #expect(topics.sightingSender("bg/T/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bg/SS/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bgx/S/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bg/S/sighting/door-2") == nil)
+        #expect(topics.sightingSender("bg/S/sightings") == nil)
+        #expect(topics.sightingSender("bg/S/G/status") == nil)
+        #expect(topics.sightingSender("bg/S/sightings/dör-ü") == "dör-ü")
+    }
 }
