@@ -127,7 +127,7 @@ let package = Package(
                 "EventLoop", "JSONText", "HCI", "HCITransport", "Host", "Advertisements", "PresenceProof", "AttendanceEvents",
                 "GatewayCore", "Presentation", "Config",
                 "Store", "Forwarder", "LEDs", "Journal", "Fleet", "HostDrivers", "Agent", "SystemCalls",
-                "BluetoothCrypto", "SecurityManager", "Enrolment", "ProofTag",
+                "BluetoothCrypto", "SecurityManager", "Enrolment", "ProofTag", "SiteBus",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/BeaconGatewayCLI"

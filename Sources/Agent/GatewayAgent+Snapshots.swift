@@ -32,8 +32,28 @@ extension GatewayAgent {
             process: ProcessMetrics.read(startTimeSeconds: Double(fleet.startedAtMillis) / 1000)
         )
         snapshot.bus = fleet.siteBus
+        snapshot.neighbours = neighboursSnapshot(at: now, bus: fleet.siteBus)
         snapshot.sinks = delivery.sinkStatuses().map(SinkSnapshot.init)
         return snapshot
+    }
+
+    /// The neighbouring doors (docs/neighbours.md): the door core's view of each, and the
+    /// sighting reports' figures, in from the core and the bus, out from the bus.
+    func neighboursSnapshot(at now: Instant, bus: BusSnapshot?) -> NeighboursSnapshot? {
+        guard let status = core.neighbourStatus(at: now) else { return nil }
+        let doors = status.doors.map { door in
+            NeighboursSnapshot.Door(id: door.id, heardAgoSeconds: door.heardAgo.map { Double($0.nanosecondsClamped) / 1e9 },
+                                    heard: door.heard)
+        }
+        let counters = core.sightings
+        var incoming: [String: UInt64] = ["accepted": UInt64(counters.taken), "oversized": bus?.sightingsOversized ?? 0]
+        for (refusal, count) in counters.refused { incoming[refusal.rawValue, default: 0] &+= UInt64(count) }
+        let outgoing: [String: UInt64] = [
+            "published": bus?.published[.init(topicKind: "sightings", result: "accepted")] ?? 0,
+            "refused": bus?.published[.init(topicKind: "sightings", result: "refused")] ?? 0,
+            "not_sent": bus?.sightingsNotSent ?? 0,
+        ]
+        return NeighboursSnapshot(anyDoor: status.anyDoor, doors: doors, sightingsIn: incoming, sightingsOut: outgoing)
     }
 
     /// Open visits by person: since when (wall clock) and the filtered RSSI.

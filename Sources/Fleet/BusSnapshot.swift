@@ -14,6 +14,11 @@ public struct BusSnapshot: Hashable, Sendable {
     public var published: [PublishedKey: UInt64]
     /// What the door refused from the broker's side, by reason.
     public var refused: [String: UInt64]
+    /// This door's sighting reports not sent: the session was not up (a report is worth
+    /// something for 3 s only, never stored).
+    public var sightingsNotSent: UInt64 = 0
+    /// Neighbours' sighting reports refused unread: larger than any report can be.
+    public var sightingsOversized: UInt64 = 0
 
     public struct PublishedKey: Hashable, Sendable, Comparable {
         public var topicKind: String

@@ -28,6 +28,8 @@ public struct FleetSnapshot: Hashable, Sendable {
     public var process: ProcessSnapshot?
     /// The site bus; nil without `[mqtt]`.
     public var bus: BusSnapshot?
+    /// The neighbouring doors; nil without `[site]` neighbours.
+    public var neighbours: NeighboursSnapshot?
 
     public init(gatewayId: String, siteId: String? = nil, doorId: String? = nil, version: String,
                 startedAtMillis: Int64, nowMillis: Int64, uptimeSeconds: Int, clockSynced: Bool,

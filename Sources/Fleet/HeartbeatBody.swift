@@ -26,12 +26,13 @@ public enum HeartbeatBody {
             json.key("sinks"); sinks(s.sinks, into: &json)
         }
         if let bus = s.bus {
-            // SPEC §17's `site`: the bus, and the neighbouring doors heard on it (none yet).
+            // SPEC §17's `site`: the bus, and the neighbouring doors heard on it in the
+            // last 10 s (docs/neighbours.md).
             json.key("site")
             json.beginObject()
             json.key("bus"); json.string(bus.isUp ? "up" : "down")
-            json.key("neighbours"); json.number(0)
-            json.key("heard"); json.number(0)
+            json.key("neighbours"); json.number(s.neighbours?.configured ?? 0)
+            json.key("heard"); json.number(s.neighbours?.heard ?? 0)
             json.endObject()
         }
         json.endObject()

@@ -99,6 +99,22 @@ public enum MetricsExposition {
                 out.sample("beacon_gateway_bus_refused_total", labels: [("reason", reason)], bus.refused[reason] ?? 0)
             }
         }
+        if let neighbours = snapshot.neighbours {
+            out.family("beacon_gateway_neighbours", .gauge, "Neighbouring doors configured (under \"*\": seen on the bus so far).")
+            out.sample("beacon_gateway_neighbours", neighbours.configured)
+            out.family("beacon_gateway_neighbours_heard", .gauge, "Neighbouring doors heard within the last 10 s.")
+            out.sample("beacon_gateway_neighbours_heard", neighbours.heard)
+            out.family("beacon_gateway_sightings_total", .counter,
+                       "Sighting reports: in, the neighbours' (accepted or the refusal's reason); out, this door's.")
+            for result in NeighboursSnapshot.inResults {
+                out.sample("beacon_gateway_sightings_total", labels: [("direction", "in"), ("result", result)],
+                           neighbours.sightingsIn[result] ?? 0)
+            }
+            for result in NeighboursSnapshot.outResults {
+                out.sample("beacon_gateway_sightings_total", labels: [("direction", "out"), ("result", result)],
+                           neighbours.sightingsOut[result] ?? 0)
+            }
+        }
         out.family("beacon_gateway_clock_synced", .gauge, "1 while the kernel reports the system clock synchronised.")
         out.sample("beacon_gateway_clock_synced", snapshot.clockSynced ? 1 : 0)
         out.family("beacon_gateway_paused", .gauge, "1 while check-ins are paused by the server.")

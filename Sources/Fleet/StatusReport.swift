@@ -68,6 +68,25 @@ public struct StatusReport: Hashable, Sendable {
             json.key("eventsDelivered"); json.number(Int(clamping: bus.eventsDelivered))
             json.endObject()
         }
+        if let neighbours = s.neighbours {
+            json.key("neighbours")
+            json.beginObject()
+            json.key("configured"); json.number(neighbours.configured)
+            json.key("heard"); json.number(neighbours.heard)
+            json.key("anyDoor"); json.bool(neighbours.anyDoor)
+            json.key("doors")
+            json.beginArray()
+            for door in neighbours.doors {
+                json.beginObject()
+                json.key("id"); json.string(door.id)
+                json.key("heard"); json.bool(door.heard)
+                json.key("lastHeardS")
+                if let ago = door.heardAgoSeconds { json.number(ago) } else { json.null() }
+                json.endObject()
+            }
+            json.endArray()
+            json.endObject()
+        }
         json.endObject()
         return json.text + "\n"
     }
@@ -91,6 +110,9 @@ public struct StatusReport: Hashable, Sendable {
         if let bus = s.bus {
             lines.append("site bus    \(bus.state)\(bus.error.map { " (\($0))" } ?? ""), \(bus.eventsDelivered) events delivered")
         }
+        if let neighbours = s.neighbours {
+            lines += Self.neighbourLines(neighbours)
+        }
         lines.append("present     \(visits.count)")
         for visit in visits {
             let since = visit.sinceMillis.map(HeartbeatBody.timestamp) ?? "-"
@@ -102,5 +124,21 @@ public struct StatusReport: Hashable, Sendable {
             lines.append("  #\(event.sequence)  \(event.type)  \(event.personId)  \(HeartbeatBody.timestamp(event.atMillis))")
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `neighbours  1 of 2 heard`, then a line per neighbour: heard (how long ago) or
+    /// silent, the door deciding alone for it (docs/neighbours.md).
+    static func neighbourLines(_ neighbours: NeighboursSnapshot) -> [String] {
+        let seen = neighbours.anyDoor ? " (\"*\": the doors seen on the bus)" : ""
+        var lines = ["neighbours  \(neighbours.heard) of \(neighbours.configured) heard\(seen)"]
+        for door in neighbours.doors {
+            let ago = door.heardAgoSeconds.map { "last heard \(Self.seconds($0)) ago" } ?? "never heard"
+            lines.append("  \(door.id)  " + (door.heard ? "heard, \(ago)" : "SILENT, deciding alone for it (\(ago))"))
+        }
+        return lines
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value < 10 ? "\((value * 10).rounded(.down) / 10) s" : "\(Int(value)) s"
     }
 }

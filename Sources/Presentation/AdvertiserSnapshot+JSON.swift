@@ -6,7 +6,9 @@ extension AdvertiserSnapshot {
     /// The `scan --json` line for this advertiser (see docs/cli.md), without the newline: keys
     /// in the documented order, `person`/`tag` null without a match, `final` true on the
     /// closing lines.
-    public func jsonLine(final: Bool) -> String {
+    /// `neighbours`: with the site bus read (docs/cli.md), what each neighbouring door
+    /// hears of this advertiser's person (a key `neighbours` before `final`); nil: no key.
+    public func jsonLine(final: Bool, neighbours: [NeighbourReading]? = nil) -> String {
         var json = JSONWriter()
         json.beginObject()
         json.key("address")
@@ -42,6 +44,19 @@ extension AdvertiserSnapshot {
         json.string(personId)
         json.key("tag")
         json.string(tagId)
+        if let neighbours {
+            json.key("neighbours")
+            json.beginArray()
+            for reading in neighbours {
+                json.beginObject()
+                json.key("gateway"); json.string(reading.neighbour)
+                json.key("rssi"); json.number(reading.rssi)
+                json.key("holds"); json.bool(reading.holds)
+                json.key("ageMs"); json.number(Int(reading.ageMilliseconds))
+                json.endObject()
+            }
+            json.endArray()
+        }
         json.key("final")
         json.bool(final)
         json.endObject()

@@ -13,11 +13,34 @@ extension AdvertiserSnapshot {
 
     /// The live `scan` view: a header and one fixed-width line per advertiser, in the
     /// order given (use `AdvertiserTable.snapshots(now:)`, strongest first).
-    public static func textTable(_ snapshots: [AdvertiserSnapshot], layout: TableLayout = TableLayout()) -> String {
-        var lines = [headerLine(layout)]
+    /// With `neighbours` (the site bus read, docs/cli.md) a last column: what each
+    /// neighbouring door hears of the row's person, and by how much this door leads it
+    /// (its median minus the neighbour's RSSI: the margin `margin_db` is compared with).
+    public static func textTable(_ snapshots: [AdvertiserSnapshot], layout: TableLayout = TableLayout(),
+                                 neighbours: ((AdvertiserSnapshot) -> [NeighbourReading]?)? = nil) -> String {
+        var lines = [headerLine(layout) + (neighbours == nil ? "" : " NEIGHBOURS (RSSI, THIS DOOR'S LEAD)")]
         lines.reserveCapacity(snapshots.count + 1)
-        for snapshot in snapshots { lines.append(snapshot.textLine(layout)) }
+        for snapshot in snapshots {
+            guard let neighbours, let readings = neighbours(snapshot) else {
+                lines.append(snapshot.textLine(layout))
+                continue
+            }
+            lines.append(pad(snapshot.textLine(layout), headerLine(layout).count) + " " + snapshot.neighbourText(readings))
+        }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `door-b -79 (+12), door-c -90 (+23)`, or `-` when no neighbour hears the person.
+    func neighbourText(_ readings: [NeighbourReading]) -> String {
+        guard !readings.isEmpty else { return "-" }
+        return readings.map { reading in
+            var text = "\(Self.terminalSafe(reading.neighbour)) \(reading.rssi)"
+            if let median = rssi?.median {
+                let lead = median - reading.rssi
+                text += " (\(lead >= 0 ? "+" : "")\(lead))"
+            }
+            return text + (reading.holds ? " holds" : "")
+        }.joined(separator: ", ")
     }
 
     static func headerLine(_ layout: TableLayout) -> String {
@@ -88,5 +111,23 @@ extension AdvertisementIdentity {
         if let manufacturer { parts.append(manufacturer.description) }
         if !serviceUUIDs.isEmpty { parts.append("uuids " + serviceUUIDs.map(\.description).joined(separator: ",")) }
         return parts.isEmpty ? "-" : AdvertiserSnapshot.terminalSafe(parts.joined(separator: " "))
+    }
+}
+
+/// What one neighbouring door said it hears of a person (its latest sighting, docs/neighbours.md).
+public struct NeighbourReading: Hashable, Sendable {
+    public var neighbour: String
+    /// Its filtered RSSI of the person (dBm).
+    public var rssi: Int
+    /// It holds the person's visit open.
+    public var holds: Bool
+    /// How long ago it made the report.
+    public var ageMilliseconds: Int64
+
+    public init(neighbour: String, rssi: Int, holds: Bool, ageMilliseconds: Int64) {
+        self.neighbour = neighbour
+        self.rssi = rssi
+        self.holds = holds
+        self.ageMilliseconds = ageMilliseconds
     }
 }

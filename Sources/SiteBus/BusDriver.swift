@@ -114,9 +114,13 @@ public final class BusDriver {
         perform(session.eventsCommitted(at: loop.now))
     }
 
-    /// This door's sightings for its neighbours (SPEC §17).
-    public func publishSighting(_ payload: [UInt8]) {
-        perform(session.publishSighting(payload))
+    /// This door's sightings for its neighbours (SPEC §17). False: not sent, the session
+    /// is not up (the session drops it; a report is worth something for 3 s only).
+    @discardableResult
+    public func publishSighting(_ payload: [UInt8]) -> Bool {
+        let actions = session.publishSighting(payload)
+        perform(actions)
+        return !actions.isEmpty
     }
 
     public func setRetained(_ topic: String, payload: [UInt8]?, kind: BusTopicKind) {
@@ -191,7 +195,8 @@ public final class BusDriver {
 
     private func openClient(version5: Bool) {
         closeClient()
-        let will = BusMessage(topic: session.settings.topics.status, payload: BusPayloads.offline, retain: true, kind: .status)
+        let will = session.settings.listenOnly ? nil
+            : BusMessage(topic: session.settings.topics.status, payload: BusPayloads.offline, retain: true, kind: .status)
         let client: MosquittoClient
         do {
             client = try MosquittoClient(

@@ -85,6 +85,10 @@ public struct BusSession {
         public var homeAssistant: Bool
         /// Neighbouring doors are configured: sightings are published and read.
         public var sightings = false
+        /// A reader of the neighbours' sightings only (`scan`, `calibrate`: docs/cli.md): no
+        /// status (and no will), nothing retained, no events, no sightings published; the
+        /// broker keeps no session for it. The door's own session is left alone.
+        public var listenOnly = false
         /// A sighting longer than this is refused (512 persons of 10 bytes and a header).
         public var maximumSighting = 8192
         /// Events published and not yet acknowledged, at most.
@@ -178,6 +182,11 @@ public struct BusSession {
         } else {
             actions += announce(.up(sessionPresent: sessionPresent))
         }
+        if settings.listenOnly {
+            if settings.sightings { actions.append(.subscribe(settings.topics.sightingsFilter, qos: 0)) }
+            actions.append(.armTimer(nextDeadline()))
+            return actions
+        }
         actions.append(.publish(statusMessage(online: true), .message(.status)))
         if settings.homeAssistant { actions.append(.subscribe(settings.topics.homeAssistantStatus, qos: 1)) }
         if settings.sightings { actions.append(.subscribe(settings.topics.sightingsFilter, qos: 0)) }
@@ -267,7 +276,7 @@ public struct BusSession {
     /// This door's sightings (SPEC §17): published at once when the session is up, else
     /// dropped (a sighting is worth something for 3 s only, never stored).
     public mutating func publishSighting(_ payload: [UInt8]) -> [Action] {
-        guard state == .up, settings.sightings else { return [] }
+        guard state == .up, settings.sightings, !settings.listenOnly else { return [] }
         let message = BusMessage(topic: settings.topics.sightings, payload: payload, qos: 0, retain: false, kind: .sightings)
         return [.publish(message, .message(.sightings))]
     }
@@ -276,7 +285,7 @@ public struct BusSession {
         guard state == .up else { return [] }
         if settings.sightings, let sender = settings.topics.sightingSender(topic) {
             guard sender != settings.topics.gateway else { return [] } // its own, back from the broker
-            guard payloadCount <= settings.maximumSighting, let payload else { return [.refused(.oversized)] }
+            guard payloadCount <= settings.maximumSighting, let payload else { return [.refused(.oversizedSighting)] }
             return [.sighting(sender: sender, payload: payload)]
         }
         let payloadStartsOnline = payload.map { $0 == BusPayloads.online } ?? false
@@ -326,7 +335,7 @@ public struct BusSession {
         state = .stopped
         reconnectAt = nil
         var actions: [Action] = []
-        if wasUp { actions.append(.publish(statusMessage(online: false), .message(.status))) }
+        if wasUp, !settings.listenOnly { actions.append(.publish(statusMessage(online: false), .message(.status))) }
         actions += [.disconnect, .armTimer(nil), .stateChanged(.stopped)]
         return actions
     }
@@ -439,6 +448,9 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
     case unexpectedTopic
     case qos2
     case oversized
+    /// A sighting report larger than the door reads (counted as `oversized` here and in the
+    /// sightings' figures).
+    case oversizedSighting
     case publishRefused(reason: Int, kind: BusTopicKind)
     /// Larger than the broker's maximum packet size: never sent.
     case tooLarge(kind: BusTopicKind)
@@ -448,7 +460,7 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
         case .tooLarge: "too_large"
         case .unexpectedTopic: "unexpected_topic"
         case .qos2: "qos2"
-        case .oversized: "oversized"
+        case .oversized, .oversizedSighting: "oversized"
         case .publishRefused: "publish_refused"
         }
     }
@@ -458,6 +470,7 @@ public enum BusRefusal: Hashable, Sendable, CustomStringConvertible {
         case .unexpectedTopic: "a message on a topic the door did not subscribe to was ignored"
         case .qos2: "a QoS 2 message was ignored (the door subscribes at QoS 1)"
         case .oversized: "an oversized message was ignored"
+        case .oversizedSighting: "an oversized sighting report was ignored"
         case let .tooLarge(kind):
             "a \(kind.rawValue) message is larger than the broker's maximum packet size; never sent (events: a dead letter of the bus, see outbox list --sink mqtt)"
         case let .publishRefused(reason, kind):

@@ -27,12 +27,17 @@ public struct BusTopics: Hashable, Sendable {
     public var sightings: String { "\(prefix)/\(site)/sightings/\(gateway)" }
     /// Every door's sightings on the site (`+` is the sender's gateway id).
     public var sightingsFilter: String { "\(prefix)/\(site)/sightings/+" }
-    /// The sender of a message on `sightingsFilter`, nil for any other topic.
+    /// The sender of a message on `sightingsFilter`, nil for any other topic. Read as UTF-8
+    /// bytes, building no string but the sender's: it runs for every report on the bus, a
+    /// flood's included (docs/neighbours.md, "Cost").
     public func sightingSender(_ topic: String) -> String? {
-        let head = "\(prefix)/\(site)/sightings/"
-        guard topic.hasPrefix(head) else { return nil }
-        let sender = topic.dropFirst(head.count)
-        return sender.isEmpty || sender.contains("/") ? nil : String(sender)
+        func after(_ part: String, _ bytes: Substring.UTF8View) -> Substring.UTF8View? {
+            bytes.starts(with: part.utf8) ? bytes.dropFirst(part.utf8.count) : nil
+        }
+        guard let afterPrefix = after(prefix, topic[...].utf8), let atSite = after("/", afterPrefix),
+              let afterSite = after(site, atSite), let sender = after("/sightings/", afterSite),
+              !sender.isEmpty, !sender.contains(UInt8(ascii: "/")) else { return nil }
+        return String(Substring(sender))
     }
 
     /// Home Assistant's birth and last-will topic: `online` means it (re)started and has

@@ -53,10 +53,11 @@ final class MosquittoClient {
         }
     }
 
-    init(clientId: String, version5: Bool, credentials: Credentials, will: BusMessage, tls: TLS?,
+    /// `will` nil: none, and the broker keeps no session (a reader only, docs/cli.md).
+    init(clientId: String, version5: Bool, credentials: Credentials, will: BusMessage?, tls: TLS?,
          maximumPayload: Int) throws(SetupError) {
         MosquittoLibrary.prepare()
-        guard let handle = mosquitto_new(clientId, false, nil) else { throw .library("mosquitto_new", MOSQ_ERR_NOMEM.rawValue) }
+        guard let handle = mosquitto_new(clientId, will == nil, nil) else { throw .library("mosquitto_new", MOSQ_ERR_NOMEM.rawValue) }
         self.handle = handle
         self.version5 = version5
         self.maximumPayload = maximumPayload
@@ -67,9 +68,11 @@ final class MosquittoClient {
             let password = credentials.password.map { String(decoding: $0, as: UTF8.self) }
             try check("credentials", mosquitto_username_pw_set(handle, username, password))
         }
-        try check("will", will.payload.withUnsafeBytes { bytes in
-            mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(will.qos), will.retain)
-        })
+        if let will {
+            try check("will", will.payload.withUnsafeBytes { bytes in
+                mosquitto_will_set(handle, will.topic, Int32(bytes.count), bytes.baseAddress, Int32(will.qos), will.retain)
+            })
+        }
         if let tls {
             let systemBundle = "/etc/ssl/certs/ca-certificates.crt"
             let capath = "/etc/ssl/certs"
@@ -109,7 +112,8 @@ final class MosquittoClient {
             // MOSQ_ERR_INVAL without connecting, and the non-blocking connect below sends them.
             var properties: OpaquePointer?
             defer { mosquitto_property_free_all(&properties) }
-            try check("session expiry", mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), Self.sessionExpirySeconds))
+            try check("session expiry", mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue),
+                                                                     will == nil ? 0 : Self.sessionExpirySeconds))
             try check("maximum packet size", mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), Self.maximumPacketSize))
             let stored = mosquitto_connect_bind_v5(handle, nil, 0, 30, nil, properties)
             guard stored == MOSQ_ERR_INVAL.rawValue else { throw .library("CONNECT properties", stored) }

@@ -225,6 +225,38 @@ struct BusSessionTests {
         #expect(publishes(bus.publishSighting([1, 2, 3])) == [BusMessage(topic: "bg/S/sightings/G", payload: [1, 2, 3], qos: 0, retain: false, kind: .sightings)])
         #expect(bus.received(topic: "bg/S/sightings/door-2", payload: [9], payloadCount: 1, qos: 0, at: at(1)) == [.sighting(sender: "door-2", payload: [9])])
         #expect(bus.received(topic: "bg/S/sightings/G", payload: [9], payloadCount: 1, qos: 0, at: at(1)).isEmpty)
-        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: nil, payloadCount: 100_000, qos: 0, at: at(1)) == [.refused(.oversized)])
+        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: nil, payloadCount: 100_000, qos: 0, at: at(1)) == [.refused(.oversizedSighting)])
+    }
+
+    /// `scan` and `calibrate` read the neighbours' sightings (docs/cli.md): a session that
+    /// publishes nothing at all, not even a status, and says nothing at its stop.
+    @Test func aListenOnlySessionSubscribesToSightingsAndPublishesNothing() {
+        var settings = BusSession.Settings(topics: topics, events: true, homeAssistant: true)
+        settings.sightings = true
+        settings.listenOnly = true
+        var bus = BusSession(settings: settings, seed: 1)
+        _ = bus.setRetained(topics.presence("u1"), payload: [1], kind: .presence)
+        _ = bus.start(at: at(0))
+        let actions = bus.connected(sessionPresent: false, at: at(0.1))
+        #expect(publishes(actions).isEmpty)
+        #expect(reads(actions).isEmpty)
+        #expect(actions.contains(.subscribe("bg/S/sightings/+", qos: 0)))
+        #expect(!actions.contains(.subscribe("homeassistant/status", qos: 1)))
+        #expect(bus.publishSighting([1, 2, 3]).isEmpty)
+        #expect(bus.received(topic: "bg/S/sightings/door-2", payload: [9], payloadCount: 1, qos: 0, at: at(1)) == [.sighting(sender: "door-2", payload: [9])])
+        #expect(publishes(bus.stop()).isEmpty)
+    }
+
+    @Test func theSenderOfASightingIsTheLastLevelOfItsTopicOnly() {
+        #expect(topics.sightingSender("bg/S/sightings/door-2") == "door-2")
+        #expect(topics.sightingSender("bg/S/sightings/") == nil)
+        #expect(topics.sightingSender("bg/S/sightings/door-2/x") == nil)
+        #expect(topics.sightingSender("bg/T/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bg/SS/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bgx/S/sightings/door-2") == nil)
+        #expect(topics.sightingSender("bg/S/sighting/door-2") == nil)
+        #expect(topics.sightingSender("bg/S/sightings") == nil)
+        #expect(topics.sightingSender("bg/S/G/status") == nil)
+        #expect(topics.sightingSender("bg/S/sightings/dör-ü") == "dör-ü")
     }
 }

@@ -127,7 +127,9 @@ final class SiteBusDriver: AgentDriver {
 
     /// This door's sightings for its neighbours (SPEC §17).
     func publishSighting(_ payload: [UInt8]) {
-        bus?.publishSighting(payload)
+        guard let bus, !bus.publishSighting(payload) else { return }
+        counters.sightingsNotSent &+= 1
+        hooks.counters(counters)
     }
 
     /// Events were committed (the outbox's sink `mqtt` was kicked): published from the outbox.
@@ -224,6 +226,7 @@ final class SiteBusDriver: AgentDriver {
 
     private func refused(_ refusal: BusRefusal) {
         counters.refused[refusal.reason, default: 0] &+= 1
+        if refusal == .oversizedSighting { counters.sightingsOversized &+= 1 }
         hooks.counters(counters)
         let now = loop.now
         if let last = refusalLogged[refusal.reason], now < last + .seconds(60) { return }

@@ -49,7 +49,8 @@ struct CalibrateCommand: ParsableCommand {
             transport: spec,
             tag: ConfiguredTag(tagId: configuredTag.id, personId: person.id, identities: configuredTag.identities),
             scan: configuration.bluetooth.scanSettings(),
-            seconds: seconds
+            seconds: seconds,
+            configuration: configuration
         )
         switch session.run() {
         case .failed(let message):
@@ -59,7 +60,13 @@ struct CalibrateCommand: ParsableCommand {
             printError("calibrate: \(tag) was not heard in \(seconds) s: is it on, in range and configured with the identity it sends?")
             throw GatewayExitCode.runtimeFailure
         case .measured(let report):
-            writeStandardOutput(report.render(tag: tag))
+            var text = report.render(tag: tag)
+            if let site = configuration.site, site.hasNeighbours, session.readsNeighbours {
+                let listed: [String] = if case let .doors(ids) = site.neighbours { ids } else { [] }
+                text += report.renderNeighbours(session.neighbourSamples, neighbours: listed, marginDB: site.marginDB,
+                                                busReached: session.neighbourBusReached)
+            }
+            writeStandardOutput(text)
         }
     }
 }
@@ -81,11 +88,21 @@ final class CalibrationSession {
     private var rssi: [Int] = []
     private var times: [Int64] = []
     private var fatal: String?
+    private let personId: String
+    private let configuration: GatewayConfiguration?
+    /// With `[mqtt]` and `[site]` neighbours: their sightings of the tag's person, by
+    /// neighbour, while it runs (docs/cli.md).
+    private(set) var neighbourSamples: [String: [Int]] = [:]
+    private(set) var readsNeighbours = false
+    private(set) var neighbourBusReached = false
 
-    init(transport: TransportSpec, tag: ConfiguredTag, scan: ScanSettings, seconds: Double) {
+    init(transport: TransportSpec, tag: ConfiguredTag, scan: ScanSettings, seconds: Double,
+         configuration: GatewayConfiguration? = nil) {
         spec = transport
         self.seconds = seconds
         self.scan = scan
+        personId = tag.personId
+        self.configuration = configuration
         matcher = TagMatcher(tags: [tag])
     }
 
@@ -107,6 +124,17 @@ final class CalibrationSession {
         }
         link.onLog = { [unowned self] event in self.log.log(event) }
         link.onExhausted = { [unowned self] in self.loop.stop() }
+        var listener: NeighbourListener?
+        if case .btsnoop = spec {} else if let configuration {
+            listener = NeighbourListener(configuration: configuration, loop: loop, command: "calibrate")
+            listener?.onSighting = { [unowned self] person, heard in
+                if person == self.personId { self.neighbourSamples[heard.neighbour, default: []].append(heard.rssi) }
+            }
+            listener?.onState = { [unowned self] up in if up { self.neighbourBusReached = true } }
+            readsNeighbours = listener != nil
+            listener?.start()
+        }
+        defer { listener?.stop() }
         log.log(.info, "calibrating: stand still at the door threshold", ["seconds": "\(seconds)", "transport": spec.description])
         fatal = controller.run(limit: .milliseconds(Int64(seconds * 1000)), log: log)
         if let fatal { return .failed(fatal) }

@@ -73,7 +73,8 @@ struct ScanCommand: ParsableCommand {
             capturePath: capture,
             scan: configuration?.bluetooth.scanSettings(active: active, duty: duty)
                 ?? ScanSettings(mode: active ? .active : .passive, dutyOverride: duty),
-            tags: configuration.map(ScanSession.configuredTags) ?? []
+            tags: configuration.map(ScanSession.configuredTags) ?? [],
+            configuration: configuration
         )
         let session = ScanSession(options: options)
         let outcome = session.run()

@@ -30,6 +30,9 @@ final class ScanSession {
         var capturePath: String?
         var scan: ScanSettings
         var tags: [ConfiguredTag]
+        /// With `[mqtt]` and `[site]` neighbours: the neighbours' sightings are read from
+        /// the site bus and shown beside each matched person (docs/cli.md).
+        var configuration: GatewayConfiguration?
     }
 
     enum Outcome {
@@ -46,6 +49,7 @@ final class ScanSession {
     @exclusivity(unchecked) private var matcher: TagMatcher
     @exclusivity(unchecked) private var table = AdvertiserTable(capacity: ScanSession.tableCapacity)
     private var link: ControllerDriver?
+    private var neighbours: NeighbourListener?
     private var lastTick: Instant
     private var everScanned = false
     private var fatal: String?
@@ -101,6 +105,11 @@ final class ScanSession {
         if !replay, options.output != .finalTable {
             scheduleTick()
         }
+        if !replay, let configuration = options.configuration {
+            neighbours = NeighbourListener(configuration: configuration, loop: loop, command: "scan")
+            neighbours?.start()
+        }
+        defer { neighbours?.stop() }
         log.log(.info, "scan starting", ["transport": options.transport.description])
         if let failure = controller.run(limit: options.seconds.map { .milliseconds(Int64($0 * 1000)) }, log: log) {
             fatal = fatal ?? failure
@@ -160,7 +169,7 @@ final class ScanSession {
         case .json:
             var text = ""
             for snapshot in table.snapshots(now: now) where snapshot.lastHeard > lastTick {
-                text += snapshot.jsonLine(final: false)
+                text += snapshot.jsonLine(final: false, neighbours: neighbourReadings(snapshot))
                 text += "\n"
             }
             writeStandardOutput(text)
@@ -170,7 +179,7 @@ final class ScanSession {
             var text = "\u{1B}[H\u{1B}[2J"
             text += "beacon-gateway scan · \(options.transport) · \(link?.host.state.isScanning == true ? "scanning" : "controller unavailable")"
             text += " · \(snapshots.count) advertisers · \(table.reports) reports\n"
-            text += AdvertiserSnapshot.textTable(Array(snapshots.prefix(rows)))
+            text += AdvertiserSnapshot.textTable(Array(snapshots.prefix(rows)), neighbours: neighbourColumn)
             writeStandardOutput(text)
         case .finalTable:
             break
@@ -189,7 +198,7 @@ final class ScanSession {
             var text = ""
             text.reserveCapacity(piece + 1024)
             for snapshot in snapshots {
-                text += snapshot.jsonLine(final: true)
+                text += snapshot.jsonLine(final: true, neighbours: neighbourReadings(snapshot))
                 text += "\n"
                 if text.utf8.count >= piece {
                     writeStandardOutput(text)
@@ -198,7 +207,7 @@ final class ScanSession {
             }
             writeStandardOutput(text)
         case .liveTable, .finalTable:
-            writeStandardOutput(AdvertiserSnapshot.textTable(snapshots))
+            writeStandardOutput(AdvertiserSnapshot.textTable(snapshots, neighbours: neighbourColumn))
         }
     }
 
@@ -215,6 +224,23 @@ final class ScanSession {
             "recoveries": "\(counters.recoveries)",
             "evicted": "\(table.evictions)",
         ])
+    }
+
+    // MARK: Neighbours
+
+    /// The column, while the site bus is read (and up: else the command goes on without it).
+    private var neighbourColumn: ((AdvertiserSnapshot) -> [NeighbourReading]?)? {
+        guard let neighbours, neighbours.isUp else { return nil }
+        return { [unowned self] snapshot in self.neighbourReadings(snapshot) }
+    }
+
+    /// What each neighbour hears now of the snapshot's person; nil without a person or a bus.
+    private func neighbourReadings(_ snapshot: AdvertiserSnapshot) -> [NeighbourReading]? {
+        guard let neighbours, neighbours.isUp, let person = snapshot.personId else { return nil }
+        let wall = loop.wallMilliseconds
+        return neighbours.heard.heard(personId: person, wallNow: wall).map {
+            NeighbourReading(neighbour: $0.neighbour, rssi: $0.rssi, holds: $0.holds, ageMilliseconds: max(wall - $0.wallMilliseconds, 0))
+        }
     }
 
     // MARK: Helpers

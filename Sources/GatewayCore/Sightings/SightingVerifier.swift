@@ -28,10 +28,21 @@ public struct SightingVerifier: Sendable {
         let age = wallNow &- report.wallMilliseconds
         if age > Self.maximumAgeMilliseconds { return .failure(.stale) }
         if age < -Self.maximumAgeMilliseconds { return .failure(.ahead) }
-        guard constantTimeEqual(keys.signature(of: payload[..<bodyEnd]), payload[bodyEnd...]) else {
+        guard Self.signatureMatches(keys.signature(of: payload[..<bodyEnd]), payload, from: bodyEnd) else {
             return .failure(.forged)
         }
         return .success(report)
+    }
+
+    /// The signature at `start` compared with `expected` in constant time (docs/security.md).
+    /// Concrete types: PresenceProof's generic `constantTimeEqual`, unspecialised across the
+    /// module boundary, cost a flood of forged reports more than their HMAC
+    /// (docs/neighbours.md, "Cost").
+    static func signatureMatches(_ expected: [UInt8], _ payload: [UInt8], from start: Int) -> Bool {
+        guard start >= 0, payload.count - start == expected.count else { return false }
+        var difference: UInt8 = 0
+        for index in expected.indices { difference |= expected[index] ^ payload[start + index] }
+        return difference == 0
     }
 }
 
