@@ -68,7 +68,8 @@ class WorldProcess:
             if key.startswith("gateway."):
                 host, port = value.rsplit(":", 1)
                 self.gateways[key.removeprefix("gateway.")] = (host, int(port))
-        self._control = socket.create_connection((control_host, int(control_port)), timeout=10)
+        self.control_address = (control_host, int(control_port))
+        self._control = socket.create_connection(self.control_address, timeout=10)
         self._control_file = self._control.makefile("rw", encoding="utf-8", newline="\n")
 
     @property

@@ -287,3 +287,7 @@ class Rooms:
                                   "wallsDb": round(self.wall_loss(position, gateway), 3),
                                   "meanRssi": None if mean is None else round(mean, 2)}
         return result
+
+    def slow_now(self, tag_id: str) -> dict[str, float | None]:
+        """Per gateway, the slow fading of the tag as last drawn (None: not yet heard)."""
+        return {g.id: (round(g.slow[tag_id][0], 2) if tag_id in g.slow else None) for g in self.gateways}

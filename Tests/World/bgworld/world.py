@@ -182,6 +182,8 @@ class World:
                 position = tag.position_at(now)
                 result["tags"][tag_id]["position"] = None if position is None else [round(v, 3) for v in position]
                 result["tags"][tag_id]["gateways"] = self.rooms.describe(self.radio, position, tag.tx_power_at_1m)
+                for gateway_id, slow in self.rooms.slow_now(tag_id).items():
+                    result["tags"][tag_id]["gateways"][gateway_id]["slowDb"] = slow
         return result
 
     def _status(self) -> dict:
