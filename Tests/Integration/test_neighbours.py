@@ -10,7 +10,13 @@ log-distance path loss (−59 dBm at 1 m, exponent 2.2) and, at each gateway, it
 fading (σ 2 dB, τ 30 s) and fast one (σ 3 dB, 5 % deep fades of 10 dB, 10 % lost).
 People walk at 1.2 m/s. The presence timings are compressed (`lost_after_s` 2,
 `leave_after_s` 4, `handover_s` 3); the rule's own times (3 s of lead, 10 s of
-silence, 2 s at a start) are the product's.
+silence, 2 s at a start) are the product's. `window_s` is 2: on `tcp:` reads gather up to
+a second and a report counts from its read (docs/presence.md, "The signal"), and a window
+of 1 s would at times hold fewer than `min_samples` of a present person (read by the rule
+as "not heard here": docs/neighbours.md, "Status").
+
+Each test takes about a minute of wall clock on the world's timeline, the doors mostly
+idle: marked `waits`, they run beside the rest of the suite (docs/development.md).
 
 Every wait is on a log line, a server record or the world's status, with a deadline.
 Skipped (with the reason) when the binary is missing."""
@@ -24,8 +30,6 @@ import json
 import math
 import os
 import pathlib
-import re
-import signal
 import socket
 import threading
 import time
@@ -453,6 +457,7 @@ def assert_paired(doors: TwoDoors) -> None:
 
 # MARK: - tests
 
+@pytest.mark.waits  # a minute of the world's timeline
 def test_two_doors_check_each_stay_in_at_its_own_door_and_hand_a_mover_over(gateway_bin, world_factory, agents,
                                                                             servers, mqtt_broker, tmp_path):
     # By the shared wall in A and in B, a person moving from A's wall to B's, and one
