@@ -468,7 +468,7 @@ def test_two_doors_check_each_stay_in_at_its_own_door_and_hand_a_mover_over(gate
     into_a(mover, WALL_SEAT_A[1]).sit(15)
     mover.walk((4.8, 0.5), (4.8, -1.0), (7.2, -1.0))
     out_of_b(into_b(mover, WALL_SEAT_B[0]).sit(15))
-    walker = Walker(3, 6, (-2.0, -1.0)).walk((14.0, -1.0)).leave()
+    walker = Walker(3, 6, WEST).walk((14.0, -1.0)).leave()
     people = [wall_a, wall_b, mover, walker]
     doors = TwoDoors(gateway_bin, world_factory, agents, servers, mqtt_broker, tmp_path, people)
 
