@@ -598,7 +598,7 @@ def test_a_door_killed_and_restarted_checks_in_nobody_next_door_and_loses_no_eve
     seated_b = out_of_b(into_b(Walker(1, 2, EAST), WALL_SEAT_B[1]).sit(20))
     # Arrives by A's wall while door B is dead, and is seated there when B starts again: B
     # hears them above enter_rssi at once.
-    newcomer = into_a(Walker(2, 10, WEST), WALL_SEAT_A[0]).sit(600)
+    newcomer = into_a(Walker(2, 7, WEST), WALL_SEAT_A[0]).sit(600)
     doors = TwoDoors(gateway_bin, world_factory, agents, servers, mqtt_broker, tmp_path, [seated_a, seated_b, newcomer])
     a, b, new = (person_id(p.index) for p in (seated_a, seated_b, newcomer))
     wait_event(doors, "door-a", "checkin", a, 30)
@@ -609,17 +609,24 @@ def test_a_door_killed_and_restarted_checks_in_nobody_next_door_and_loses_no_eve
     killed.kill()
     killed_at = doors.now()
     restart_at = newcomer.entered("A") + 1
-    assert killed_at < restart_at - 3, f"door B was killed late ({killed_at:.1f} s)"
+    assert killed_at < restart_at - 2, f"door B was killed late ({killed_at:.1f} s)"
     doors.wait_scenario(restart_at, "the newcomer seated by A's wall")
     again = doors.start("door-b")
     restarted = doors.now()
-    assert restarted - killed_at < 10, "door A must not have found B silent"
+    # Up and reporting well within the 10 s after which A would find B silent.
+    assert restarted - killed_at < 7, f"door B took {restarted - killed_at:.1f} s to come back"
     # A takes the newcomer once B's reports confirm its lead; B, which hears them above
     # enter_rssi from its first second, waits for A's sightings and takes nobody.
     wait_event(doors, "door-a", "checkin", new, 20)
     wait_event(doors, "door-b", "checkout", b, seated_b.gone - doors.now() + CHECKOUT_WITHIN_S + 5)
     timeline = doors.timeline()
     print(timeline)
+    # First, as its own kind of failure (the mark above expects exactly this one; what
+    # follows it depends on it: the restarted door, its window not yet filled, yields its
+    # own person to A, which holds them, as moved).
+    wrong = doors.wrong_door_checkins()
+    if wrong:
+        raise WrongDoorCheckin(f"{wrong}; door B killed at {killed_at:.2f} s, back at {restarted:.2f} s\n{timeline}")
     assert events_at(doors, "door-b", "checkin", new) == [], timeline
     assert doors.doors["door-a"].agent.log().count("neighbour silent") == silent_before
     # The killed door's visit: one checkin before the kill, its checkout after the restart.
@@ -629,10 +636,6 @@ def test_a_door_killed_and_restarted_checks_in_nobody_next_door_and_loses_no_eve
     assert "controller up" in again.log()
     assert_paired_or_open(doors)
     doors.stop()
-    # Last, as its own kind of failure (the mark above expects exactly this one).
-    wrong = doors.wrong_door_checkins()
-    if wrong:
-        raise WrongDoorCheckin(f"{wrong}; door B killed at {killed_at:.2f} s, back at {restarted:.2f} s\n{timeline}")
 
 
 
