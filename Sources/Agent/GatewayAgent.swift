@@ -113,7 +113,7 @@ public final class GatewayAgent {
             persons: { [unowned self] in self.configuration.persons },
             openVisits: { [unowned self] in self.openVisitsByPerson() },
             counters: { [unowned self] counters in self.fleet.siteBus = counters },
-            sighting: { [unowned self] payload in self.perform(self.core.neighbourSighting(payload, at: self.loop.now)) }
+            sighting: { [unowned self] payload in self.neighbourSighting(payload) }
         )
     )
     /// What the server's sink did: counted, and a damaged file found by its reads is the
@@ -390,6 +390,16 @@ public final class GatewayAgent {
         fleet.counters.resolutionsDeferred = UInt64(matcher.resolutionsDeferred)
         fleet.counters.resolutionGate = UInt64(core.resolutionGate)
         perform(core.endReports(at: now))
+    }
+
+    /// A neighbour's sighting report (docs/neighbours.md): decided on at once, against this
+    /// door's own reports up to now. Reports that wait in the kernel while reading pauses
+    /// are read first, as for a due deadline (docs/presence.md, "The signal"): else the
+    /// door would compare the neighbour's latest with its own of up to a second ago, and a
+    /// window left with fewer than `min_samples` reads as "not heard here".
+    private func neighbourSighting(_ payload: [UInt8]) {
+        link?.readWaitingInput()
+        perform(core.neighbourSighting(payload, at: loop.now))
     }
 
     private func coreTimerFired() {

@@ -55,18 +55,31 @@ class WorldProcess:
         self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=self._stderr, text=True, env=env)
         line = _readline(self.process.stdout, READY_TIMEOUT_S)
         if not line.startswith("READY "):
+            tail = self.stderr_tail()  # before close() closes the file
             self.close()
-            raise RuntimeError(f"world did not start: {line!r}; stderr: {self.stderr_tail()}")
+            raise RuntimeError(f"world did not start: {line!r}; stderr: {tail}")
         fields = dict(part.split("=", 1) for part in line.split()[1:])
         self.hci_host, hci_port = fields["hci"].rsplit(":", 1)
         self.hci_port = int(hci_port)
         control_host, control_port = fields["control"].rsplit(":", 1)
-        self._control = socket.create_connection((control_host, int(control_port)), timeout=10)
+        # A rooms world (Tests/World/README.md, "Rooms"): each gateway's own H4 port.
+        self.gateways: dict[str, tuple[str, int]] = {}
+        for key, value in fields.items():
+            if key.startswith("gateway."):
+                host, port = value.rsplit(":", 1)
+                self.gateways[key.removeprefix("gateway.")] = (host, int(port))
+        self.control_address = (control_host, int(control_port))
+        self._control = socket.create_connection(self.control_address, timeout=10)
         self._control_file = self._control.makefile("rw", encoding="utf-8", newline="\n")
 
     @property
     def transport(self) -> str:
         return f"tcp:{self.hci_host}:{self.hci_port}"
+
+    def transport_of(self, gateway: str) -> str:
+        """The `[bluetooth] transport` of one gateway of a rooms world."""
+        host, port = self.gateways[gateway]
+        return f"tcp:{host}:{port}"
 
     def control(self, line: str) -> str:
         self._control_file.write(line + "\n")

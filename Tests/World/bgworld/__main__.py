@@ -2,6 +2,8 @@
 
 Prints one line when ready, then runs until killed (SIGTERM/SIGINT):
     READY hci=127.0.0.1:PORT control=127.0.0.1:PORT
+and, for a scenario with gateways (a rooms world), one more field per gateway:
+    READY hci=127.0.0.1:PORT control=127.0.0.1:PORT gateway.door-a=127.0.0.1:PORT …
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import sys
 
 from . import scenarios
 from .control import ControlServer
-from .server import HciServer
+from .server import HciServers
 from .world import World
 
 
@@ -40,7 +42,7 @@ async def serve(args: argparse.Namespace) -> None:
     scenario = scenarios.expand(scenarios.load(args.scenario, args.scenario_file), args.seed, args.noise)
     world = World(scenario, seed=args.seed, time_scale=args.time_scale,
                   supervision_timeout_s=args.supervision_timeout)
-    hci_server = HciServer(world, args.host, args.port, extended=args.extended)
+    hci_server = HciServers.for_world(world, args.host, args.port, extended=args.extended)
     control = ControlServer(world, hci_server, args.host, args.control_port)
     await hci_server.start()
     await control.start()
@@ -50,7 +52,10 @@ async def serve(args: argparse.Namespace) -> None:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
-    print(f"READY hci={args.host}:{hci_server.port} control={args.host}:{control.port}", flush=True)
+    # A rooms world adds `gateway.ID=HOST:PORT` per gateway (the first is also hci=).
+    fields = " ".join([f"hci={args.host}:{hci_server.port}", f"control={args.host}:{control.port}",
+                       *hci_server.ready_fields()])
+    print(f"READY {fields}", flush=True)
     await stop.wait()
     world.stop()
     await control.close()

@@ -4,11 +4,15 @@ Each request is one line; each reply is one line, `OK …`, `ERR …`, or a JSON
 for `status`. Commands:
 
   status                      JSON: clients, sessions (packets both ways), tags, uptime
-  stop-controller SECONDS     drop every HCI client and refuse connections for SECONDS
+                              (a rooms world: gateways, and each tag's position and
+                              distance, walls and mean RSSI per gateway)
+  stop-controller SECONDS [GATEWAY]   drop every HCI client (of every port, or of one
+                              gateway's) and refuse connections for SECONDS
   hardware-error [CODE]       send HCI Hardware Error (default code 0) to every client
   set-distance TAG METERS     pin a tag at a distance (overrides its script);
                               METERS may be "off" (out of range)
-  clear-distance TAG          return the tag to its script
+  set-position TAG X Y        a rooms world: pin a tag at (X, Y) metres (overrides its path)
+  clear-distance TAG          return the tag to its script (also clear-position)
   mute | unmute               stop / resume all tag advertising
   restart-script              scenario time (and uptime) starts again at 0
   tag-advertise TAG on|off|script   switch a tag's advertising (script: its advertise_after)
@@ -29,14 +33,14 @@ import json
 import math
 
 from . import hcibytes, phone
-from .server import HciServer
+from .server import HciServers
 from .world import World
 
 MAX_LINE = 1024
 
 
 class ControlServer:
-    def __init__(self, world: World, hci_server: HciServer, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(self, world: World, hci_server: HciServers, host: str = "127.0.0.1", port: int = 0) -> None:
         self.world = world
         self.hci = hci_server
         self.host = host
@@ -81,8 +85,9 @@ class ControlServer:
                 seconds = _number(args, 0, "SECONDS")
                 if not 0 <= seconds <= 3600:
                     return "ERR SECONDS must be within 0…3600"
-                self.hci.stop_controller(seconds)
-                return f"OK controller stopped for {seconds:g} s"
+                gateway = args[1] if len(args) > 1 else None
+                self.hci.stop_controller(seconds, gateway)
+                return f"OK controller stopped for {seconds:g} s" + (f" ({gateway})" if gateway else "")
             if name == "hardware-error":
                 code = int(args[0], 0) if args else 0
                 if not 0 <= code <= 255:
@@ -96,11 +101,22 @@ class ControlServer:
                 meters = math.inf if args[1].lower() == "off" else float(args[1])
                 if not meters >= 0:
                     return "ERR METERS must be >= 0 or off"
+                if self.world.rooms is not None and meters != math.inf:
+                    return "ERR a world with gateways places tags by position: set-position TAG X Y (or set-distance TAG off)"
                 tag.distance_override = meters
                 return f"OK {tag.id} at {args[1]}"
-            if name == "clear-distance":
+            if name == "set-position":
+                tag = self._tag(args)
+                if self.world.rooms is None:
+                    return "ERR set-position needs a world with gateways (rooms); use set-distance"
+                x, y = _number(args, 1, "X"), _number(args, 2, "Y")
+                tag.distance_override = None
+                tag.position_override = (x, y)
+                return f"OK {tag.id} at ({x:g}, {y:g})"
+            if name in ("clear-distance", "clear-position"):
                 tag = self._tag(args)
                 tag.distance_override = None
+                tag.position_override = None
                 return f"OK {tag.id} follows its script"
             if name == "restart-script":
                 self.world.restart_script()
@@ -148,8 +164,8 @@ class ControlServer:
             if name.startswith("phone-"):
                 return phone.handle_control(self.world, name, args)
             if name == "help":
-                return ("OK commands: status, stop-controller S, hardware-error [CODE], set-distance TAG M|off, "
-                        "clear-distance TAG, mute, unmute, restart-script, tag-advertise TAG on|off|script, rotate-address TAG, "
+                return ("OK commands: status, stop-controller S [GATEWAY], hardware-error [CODE], set-distance TAG M|off, "
+                        "set-position TAG X Y, clear-distance TAG, mute, unmute, restart-script, tag-advertise TAG on|off|script, rotate-address TAG, "
                         "link-loss TAG, "
                         "tag-disconnect TAG [REASON], connections, proof-stats")
             return f"ERR unknown command {name!r} (try help)"

@@ -2,7 +2,8 @@
 
 What differs from `bumble.controller.Controller` (see shared/notes/virtual-controllers.md):
   * RSSI of each advertising report comes from the world's path-loss model (distance of
-    the sending tag at that moment), not a fixed -50 dBm; PDUs out of range are not
+    the sending tag at that moment; in a rooms world, from the tag to this controller's
+    gateway, through the walls between), not a fixed -50 dBm; PDUs out of range are not
     received at all.
   * One report per received advertising PDU, with the PDU's real type (ADV_IND or
     ADV_NONCONN_IND); a SCAN_RSP report follows only when scanning is active and the
@@ -36,6 +37,7 @@ from .beacon import BeaconAdvertisingMixin
 from .initiator import InitiatorMixin
 
 if TYPE_CHECKING:
+    from .rooms import Gateway
     from .world import World
 
 logger = logging.getLogger(__name__)
@@ -61,10 +63,13 @@ class WorldController(BeaconAdvertisingMixin, InitiatorMixin, Controller):
         public_address: str,
         rng: random.Random,
         extended: bool = False,
+        gateway: "Gateway | None" = None,
     ) -> None:
         super().__init__(name, link=world.link, public_address=public_address)
         self.world = world
         self.rng = rng
+        # In a rooms world, where this controller is (rooms.py): what it hears depends on it.
+        self.gateway = gateway
         self.extended = extended
         if not extended:
             self.le_features = self.le_features & ~hci.LeFeatureMask.LE_EXTENDED_ADVERTISING
@@ -208,7 +213,7 @@ class WorldController(BeaconAdvertisingMixin, InitiatorMixin, Controller):
         if not (reporting or initiating):
             return
         tag = self.world.tag_for(address)
-        rssi = self.world.rssi_for(tag, self.rng)
+        rssi = self.world.rssi_for(tag, self.rng, self.gateway)
         if rssi is None:
             return  # not received at all: neither reported nor connected to
         if reporting:

@@ -293,7 +293,7 @@ class InitiatorMixin:
         if link is None:
             return hci.HCI_StatusReturnParameters(hci.HCI_ErrorCode.UNKNOWN_CONNECTION_IDENTIFIER_ERROR)
         return hci.HCI_Read_RSSI_ReturnParameters(
-            status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=self.world.connection_rssi(link.tag, self.rng))
+            status=hci.HCI_ErrorCode.SUCCESS, handle=command.handle, rssi=self.world.connection_rssi(link.tag, self.rng, self.gateway))
 
     def on_hci_le_read_remote_features_command(self, command) -> None:
         link = self.links_by_handle.get(command.connection_handle)
@@ -328,8 +328,10 @@ class InitiatorMixin:
 
     def connections_status(self) -> dict:
         now = self.world.loop.time()
+        gateway = {"gateway": self.gateway.id} if self.gateway is not None else {}
         return {
             "controller": self.name,
+            **gateway,
             "acceptList": [{"address": _address_text(a), "type": t} for a, t in self.accept_list],
             "pending": self.initiation.status(now) if self.initiation is not None else None,
             "createConnectionCommands": self.create_connection_commands,

@@ -189,7 +189,7 @@ class LinkManager:
     def _check(self) -> None:
         now = self.loop.time()
         for link in list(self.links):
-            in_range = self.world.in_range(link.tag)
+            in_range = self.world.in_range(link.tag, link.central.gateway)
             if link.silent_since is None:
                 if not in_range:
                     link.silent_since = now

@@ -20,6 +20,10 @@ same shape:
   ],
   "noise": {"count": 20, "interval_ms": [100, 1000], "distance_m": [1, 25]}
 }
+
+A rooms world (bgworld/rooms.py) adds "gateways": [{"id": …, "position": [x, y]}, …],
+"walls": [{"from": [x, y], "to": [x, y], "loss_db": 6}, …] and "fading": {…}; its tags
+have "position": [x, y] or a "path" of [t, [x, y] | null] instead of distances.
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """H4 over TCP: each client is one host session with its own parser and its own
 WorldController on the shared link. A session's controller leaves the link when the
-client goes, so the next client always meets a controller in its power-on state."""
+client goes, so the next client always meets a controller in its power-on state.
+
+In a rooms world (rooms.py) each gateway has a port of its own (`HciServer(gateway=…)`),
+and every controller made for a client of that port is at that gateway's position;
+`HciServers` is the set the control channel drives."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import socket
 
 from .controller import WorldController
 from .h4 import H4FramingError, H4Parser
+from .rooms import Gateway
 from .world import World
 
 logger = logging.getLogger(__name__)
@@ -40,6 +45,7 @@ class Session:
             public_address=f"00:B1:E0:00:00:{number % 256:02X}",
             rng=random.Random(world.seed * 1_000_003 + number),
             extended=server.extended,
+            gateway=server.gateway,
         )
         self.controller.host = self
 
@@ -100,8 +106,10 @@ class Session:
         logger.info("session %d closed: %s", self.number, reason)
 
     def status(self) -> dict:
+        gateway = {"gateway": self.server.gateway.id} if self.server.gateway is not None else {}
         return {
             "id": self.number,
+            **gateway,
             "open": self.open,
             "hostToController": self.host_to_controller,
             "controllerToHost": self.controller_to_host,
@@ -115,17 +123,18 @@ class Session:
 
 
 class HciServer:
-    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0, extended: bool = False) -> None:
+    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0, extended: bool = False,
+                 gateway: Gateway | None = None) -> None:
         self.world = world
         self.host = host
         self.port = port
         self.extended = extended
+        self.gateway = gateway
         self.sessions: list[Session] = []
         self.host_to_controller = 0
         self.controller_to_host = 0
         self._server: asyncio.base_events.Server | None = None
         self._resume: asyncio.TimerHandle | None = None
-        self._next_session = 1
 
     @property
     def accepting(self) -> bool:
@@ -141,8 +150,7 @@ class HciServer:
             # One H4 packet per write: without NODELAY every command round trip would
             # wait for Nagle + delayed ACK.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        session = Session(self, self._next_session, reader, writer)
-        self._next_session += 1
+        session = Session(self, self.world.next_session_number(), reader, writer)
         self.sessions.append(session)
         logger.info("session %d opened", session.number)
         await session.run()
@@ -194,3 +202,68 @@ class HciServer:
             self._server.close()
         for session in self.sessions:
             session.close("world shutting down", abort=True)
+
+
+class HciServers:
+    """Every H4 port of the world (one, or one per gateway of a rooms world), as the
+    control channel sees them: the first is the `hci=` of READY."""
+
+    def __init__(self, servers: list[HciServer]) -> None:
+        self.servers = servers
+
+    @classmethod
+    def for_world(cls, world: World, host: str, port: int, extended: bool) -> "HciServers":
+        if world.rooms is None:
+            return cls([HciServer(world, host, port, extended)])
+        # `--port` is the first gateway's, unless the scenario gives it one.
+        return cls([HciServer(world, host, gateway.port or (port if gateway.index == 0 else 0), extended, gateway)
+                    for gateway in world.rooms.gateways])
+
+    @property
+    def port(self) -> int:
+        return self.servers[0].port
+
+    @property
+    def sessions(self) -> list[Session]:
+        return sorted((s for server in self.servers for s in server.sessions), key=lambda s: s.number)
+
+    async def start(self) -> None:
+        for server in self.servers:
+            await server.start()
+
+    def ready_fields(self) -> list[str]:
+        """READY's fields past `hci=`: `gateway.ID=HOST:PORT` per gateway of a rooms world."""
+        return [f"gateway.{s.gateway.id}={s.host}:{s.port}" for s in self.servers if s.gateway is not None]
+
+    def stop_controller(self, seconds: float, gateway: str | None = None) -> int:
+        """Every port's controller (or one gateway's) vanishes for `seconds`."""
+        chosen = [s for s in self.servers if gateway is None or (s.gateway is not None and s.gateway.id == gateway)]
+        if not chosen:
+            raise ValueError(f"no gateway {gateway!r}")
+        for server in chosen:
+            server.stop_controller(seconds)
+        return len(chosen)
+
+    def broadcast_raw(self, packet: bytes) -> int:
+        return sum(server.broadcast_raw(packet) for server in self.servers)
+
+    def status(self) -> dict:
+        parts = [server.status() for server in self.servers]
+        result = {
+            "accepting": all(p["accepting"] for p in parts),
+            "port": parts[0]["port"],
+            "clients": sum(p["clients"] for p in parts),
+            "sessions": [s.status() for s in self.sessions],
+            "packets": {"hostToController": sum(p["packets"]["hostToController"] for p in parts),
+                        "controllerToHost": sum(p["packets"]["controllerToHost"] for p in parts)},
+        }
+        gateways = {server.gateway.id: {"position": list(server.gateway.position), "port": part["port"],
+                                        "accepting": part["accepting"], "clients": part["clients"]}
+                    for server, part in zip(self.servers, parts) if server.gateway is not None}
+        if gateways:
+            result["gateways"] = gateways
+        return result
+
+    async def close(self) -> None:
+        for server in self.servers:
+            await server.close()

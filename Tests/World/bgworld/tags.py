@@ -21,6 +21,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from . import ad, proof
 from .peer import TagPeer
+from .rooms import PathXY, Point, path_from_spec
 
 ADV_DELAY_MAX_S = 0.010
 FAR_AWAY_M = float("inf")
@@ -92,6 +93,10 @@ class Tag:
     # after how many PDUs it takes a new one (0: only on `rotate-address`).
     irk: bytes | None = None
     rotate_every: int = 0
+    # In a rooms world (rooms.py): the tag's position over time instead of a distance,
+    # and a position the control channel pinned it at (overrides the path).
+    path_xy: PathXY | None = None
+    position_override: Point | None = None
 
     def advertising_at(self, scenario_t: float) -> bool:
         if self.link is not None:
@@ -109,6 +114,15 @@ class Tag:
         if self.distance_override is not None:
             return self.distance_override
         return self.trajectory.distance_at(scenario_t)
+
+    def position_at(self, scenario_t: float) -> Point | None:
+        """Where the tag is in a rooms world (None: away); `set-distance TAG off` sends
+        it away there too."""
+        if self.distance_override == FAR_AWAY_M:
+            return None
+        if self.position_override is not None:
+            return self.position_override
+        return self.path_xy.position_at(scenario_t) if self.path_xy is not None else None
 
     def pdu(self) -> ll.AdvertisingPdu:
         if self.connectable:
@@ -155,7 +169,7 @@ TAG_KEYS = {
     "path", "loop", "tx_power_at_1m", "uuid", "major", "minor", "measured_power",
     "namespace", "instance", "tx_power_at_0m", "name", "tx_power", "scan_response_name",
     "company_id", "payload_hex", "proof", "key", "master_key", "proof_tag_id", "advertise_after",
-    "advertising", "irk", "rotate_every", "answer_delay_ms",
+    "advertising", "irk", "rotate_every", "answer_delay_ms", "position",
 }
 
 
@@ -208,7 +222,10 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
     if "scan_response_name" in spec:
         scan_response = ad.structure(ad.AD_COMPLETE_LOCAL_NAME, str(spec["scan_response_name"]).encode())
 
-    if "path" in spec:
+    path_xy = path_from_spec(spec, tag_id)
+    if path_xy is not None:
+        trajectory = Trajectory.fixed(FAR_AWAY_M)  # placed by position (rooms.py), not by distance
+    elif "path" in spec:
         trajectory = Trajectory([(float(t), d) for t, d in spec["path"]], loop=bool(spec.get("loop", False)))
     else:
         trajectory = Trajectory.fixed(float(spec.get("distance", 1.0)))
@@ -257,6 +274,7 @@ def tag_from_dict(spec: dict, rng: random.Random) -> Tag:
         advertise_after=advertise_after,
         irk=irk,
         rotate_every=rotate_every,
+        path_xy=path_xy,
     )
 
 

@@ -13,6 +13,7 @@ from bumble import hci
 from . import hcibytes
 from .links import LinkManager, WorldLink
 from .radio import RadioModel
+from .rooms import Gateway, Rooms
 from .tags import Tag, TagAdvertiser, resolvable_private_address, tag_from_dict
 
 # A PDU from something that is not a scripted tag (a Bumble Device on the link).
@@ -39,17 +40,31 @@ class World:
         self.time_scale = time_scale
         self.rng = random.Random(seed)
         self.radio = RadioModel.from_dict(scenario.get("radio"))
+        # Gateways at positions, walls (rooms.py); None: the one-distance model.
+        self.rooms = Rooms.from_scenario(scenario, seed)
         self.scenario_name = scenario.get("name", "custom")
         self.tags: dict[str, Tag] = {}
         self._by_address: dict[tuple[bytes, int], Tag] = {}
         for spec in scenario.get("tags", []):
             self.add_tag(tag_from_dict(spec, self.rng))
+        for tag in self.tags.values():
+            if (tag.path_xy is not None) != (self.rooms is not None):
+                raise ValueError(f"tag {tag.id!r}: a position or path of positions in a world with gateways, "
+                                 "a distance or path of distances in one without")
+        self._next_session = 1
         self.stats: dict[str, TagStats] = {tag_id: TagStats() for tag_id in self.tags}
         self.other_reports = 0
         self._advertisers: list[TagAdvertiser] = []
         self._t0_loop = self.loop.time()
         self._t0_wall = time.time()
         self.muted = False
+
+    def next_session_number(self) -> int:
+        """Sessions are numbered across every gateway's port (their controllers' public
+        addresses derive from it and must differ on the one link)."""
+        number = self._next_session
+        self._next_session += 1
+        return number
 
     def add_tag(self, tag: Tag) -> None:
         if tag.id in self.tags:
@@ -124,25 +139,33 @@ class World:
             return DEFAULT_PEER_DISTANCE_M
         return tag.distance_at(self.scenario_time())
 
-    def in_range(self, tag: Tag) -> bool:
-        """Whether the tag's radio reaches the door at all (mean RSSI, no noise): what
-        keeps a connection alive."""
+    def in_range(self, tag: Tag, gateway: Gateway | None = None) -> bool:
+        """Whether the tag's radio reaches the door (in a rooms world: that gateway) at
+        all (mean RSSI, no noise): what keeps a connection alive."""
+        if self.rooms is not None and gateway is not None:
+            return self.rooms.in_range(self.radio, tag.position_at(self.scenario_time()), gateway, tag.tx_power_at_1m)
         distance = self.distance_of(tag)
         if not distance <= self.radio.max_range_m:
             return False
         return self.radio.mean_rssi(distance, tag.tx_power_at_1m) >= self.radio.min_rssi
 
-    def connection_rssi(self, tag: Tag, rng: random.Random) -> int:
-        """RSSI of a connection's packets (Read RSSI): the path-loss model, and the
-        weakest value when nothing is received."""
-        rssi = self.rssi_for(tag, rng)
+    def connection_rssi(self, tag: Tag, rng: random.Random, gateway: Gateway | None = None) -> int:
+        """RSSI of a connection's packets (Read RSSI): the path-loss model (in a rooms
+        world, that gateway's), and the weakest value when nothing is received."""
+        rssi = self.rssi_for(tag, rng, gateway)
         return hcibytes.RSSI_MIN if rssi is None else rssi
 
     def proof_stats(self) -> dict:
         return {tag_id: tag.peer.status() for tag_id, tag in self.tags.items() if tag.peer is not None}
 
-    def rssi_for(self, tag: Tag | None, rng: random.Random) -> int | None:
+    def rssi_for(self, tag: Tag | None, rng: random.Random, gateway: Gateway | None = None) -> int | None:
+        """The RSSI one PDU of `tag` is received with, or None. In a rooms world, at
+        `gateway` (its position, the walls, its fading; `rng` is not used: the gateway
+        has its own); a PDU of something that is not a tag is at 1 m in either world."""
         tx = tag.tx_power_at_1m if tag is not None else None
+        if self.rooms is not None and gateway is not None and tag is not None:
+            return self.rooms.sample(self.radio, tag.position_at(self.scenario_time()), gateway, tag.id,
+                                     self.loop.time(), tx)
         return self.radio.sample(self.distance_of(tag), rng, tx)
 
     def count_reports(self, tag: Tag | None, _address: hci.Address, count: int) -> None:
@@ -152,6 +175,18 @@ class World:
             self.stats[tag.id].reports += count
 
     def status(self) -> dict:
+        result = self._status()
+        if self.rooms is not None:
+            now = self.scenario_time()
+            for tag_id, tag in self.tags.items():
+                position = tag.position_at(now)
+                result["tags"][tag_id]["position"] = None if position is None else [round(v, 3) for v in position]
+                result["tags"][tag_id]["gateways"] = self.rooms.describe(self.radio, position, tag.tx_power_at_1m)
+                for gateway_id, slow in self.rooms.slow_now(tag_id).items():
+                    result["tags"][tag_id]["gateways"][gateway_id]["slowDb"] = slow
+        return result
+
+    def _status(self) -> dict:
         return {
             "scenario": self.scenario_name,
             "uptime": round(self.uptime(), 3),

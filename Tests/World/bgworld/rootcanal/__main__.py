@@ -37,6 +37,8 @@ class Runner:
         self.args = args
         scenario = scenarios.expand(scenarios.load(args.scenario, args.scenario_file), args.seed, args.noise)
         self.world = World(scenario, seed=args.seed, time_scale=args.time_scale)  # tags, paths, radio; not started
+        if self.world.rooms is not None:
+            raise ValueError("gateways at positions (a rooms world) are the Bumble world's only")
         self.rootcanal = RootCanal(prepare(pathlib.Path(args.rootcanal_dir) if args.rootcanal_dir else None), args.host)
         self.proxy = GatewayProxy(self.world, self.rootcanal.hci_port, args.host, args.port)
         self.control = RootCanalControl(self, args.host, args.control_port)
