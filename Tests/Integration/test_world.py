@@ -6,6 +6,7 @@ import asyncio
 import random
 import statistics
 import struct
+import time
 
 import pytest
 
@@ -119,9 +120,17 @@ def test_passive_scan_gives_one_report_per_pdu(three_tags):
         await client.start_scanning(active=False)
         await client.wait_for_reports(lambda r: len(by_tag(r)["tag-8m"]) >= 4, 10)
         three_tags.control("mute")
-        status = three_tags.status()
-        # Every PDU emitted before the mute has been delivered to the session by now;
-        # wait until the client has read all of them.
+        # A PDU emitted just before the mute may still be on its way to the controller (the
+        # link hands it over on a later turn of the world's loop): wait until the world has
+        # reported every PDU it emitted (all three tags are well in range), then until the
+        # client has read all of them. A PDU the world lost never settles: the wait fails.
+        deadline = time.monotonic() + 5
+        while True:
+            status = three_tags.status()
+            if all(status["tags"][t]["reports"] == status["tags"][t]["pdus"] for t in ADDRESS):
+                break
+            assert time.monotonic() < deadline, f"PDUs emitted but never reported: {status['tags']}"
+            await asyncio.sleep(0.02)
         expected = {t: status["tags"][t]["reports"] for t in ADDRESS}
         await client.wait_for_reports(lambda r: {t: len(v) for t, v in by_tag(r).items()} == expected, 5)
         await client.close()
