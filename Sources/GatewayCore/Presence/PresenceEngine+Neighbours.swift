@@ -20,10 +20,13 @@ extension PresenceEngine {
 
     /// NEARBY → PRESENT's extra condition (docs/neighbours.md, "The rule"): this door leads
     /// the neighbours' strongest fresh sighting by the margin, for `confirm` when nobody
-    /// holds the visit (and a neighbour's report made `confirm` after the lead began says
-    /// so), for `handover_s` when a neighbour holds it (the lead may dip within the
-    /// hysteresis); or it has been the strongest for 10 s. `above`: the signal exceeds
-    /// `enter_rssi`.
+    /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
+    /// neighbour's report made `confirm` after this door heard the person best since the
+    /// lead began; or a neighbour holds them and they came through this doorway, and this
+    /// door has been the strongest against the neighbours' latest for `handover_s`; or
+    /// nobody holds them and this door has been the strongest, above `enter_rssi`, for
+    /// 10 s. `above`: the signal exceeds `enter_rssi` (the caller checks it for the
+    /// checkin itself).
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
         guard neighbourhood != nil else { return true }
         // The 10 s as the strongest count above `enter_rssi` only; a lead goes on counting
