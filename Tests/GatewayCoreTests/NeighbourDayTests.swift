@@ -46,13 +46,17 @@ final class NeighbourDayTests: XCTestCase {
         ]
     }
 
-    static func makeWorld(seed: UInt64, neighbours: Bool) -> TwoRoomsWorld {
+    /// The day's world: `wallDB` the wall's loss, `marginDB` the doors' `margin_db` (the
+    /// installer sets it about the wall's loss: docs/neighbours.md).
+    static func makeWorld(seed: UInt64, neighbours: Bool, wallDB: Double = 6, marginDB: Double = 6) -> TwoRoomsWorld {
         let count = Self.plans().count
         let setups: [DoorSetup] = neighbours
-            ? [DoorHarness.neighbourSetup(persons: count, id: "door-a", neighbours: .doors(["door-b"]), settings: Self.settings),
-               DoorHarness.neighbourSetup(persons: count, id: "door-b", neighbours: .doors(["door-a"]), settings: Self.settings)]
+            ? [DoorHarness.neighbourSetup(persons: count, id: "door-a", neighbours: .doors(["door-b"]), settings: Self.settings,
+                                          marginDB: marginDB),
+               DoorHarness.neighbourSetup(persons: count, id: "door-b", neighbours: .doors(["door-a"]), settings: Self.settings,
+                                          marginDB: marginDB)]
             : [DoorHarness.setup(persons: count, settings: Self.settings), DoorHarness.setup(persons: count, settings: Self.settings)]
-        return TwoRoomsWorld(seed: seed, persons: Self.plans(), setups: setups)
+        return TwoRoomsWorld(seed: seed, persons: Self.plans(), setups: setups, wallDB: wallDB)
     }
 
     /// Hours simulated (`BEACON_GATEWAY_ROOMS_HOURS` for a longer run).
@@ -70,9 +74,10 @@ final class NeighbourDayTests: XCTestCase {
     /// docs/neighbours.md's goal, on every seed: no checkin at the wrong door while the
     /// neighbour is alive, never both doors holding one person longer than `handover_s` +
     /// 2 s, no stay of 10 s or more missed; and the same day without neighbours shows the
-    /// problem. The first and the last are not reached yet (docs/neighbours.md, "Status"):
-    /// their bounds are what the rule achieves on 6 h of several seeds, so that it gets no
-    /// worse, and the printed figures say how far it is.
+    /// problem. The first and the third are not reached on every seed (docs/neighbours.md,
+    /// "Status"): their bounds, and the handover's median, are the worst the rule reaches
+    /// on 6 h of fourteen seeds (0x516E, 1–3, on which it was tuned, and 10–19, on which it
+    /// was not), so that it gets no worse; the printed figures say how far it is.
     func testADayAtTwoNeighbouringDoors() {
         let seconds = Self.hours * 3600
         for (number, seed) in Self.seeds.enumerated() {
@@ -84,7 +89,8 @@ final class NeighbourDayTests: XCTestCase {
             for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
             XCTAssertLessThanOrEqual(figures.wrongDoorCheckins.count, 2, "seed \(seed)")
             XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
-            XCTAssertLessThanOrEqual(figures.missedStays.count, 7, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.missedStays.count, 3, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.handover(0.5), 7.5, "seed \(seed): half the movers handed over within 7.5 s of entering")
             XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
             XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
             XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])
@@ -95,6 +101,47 @@ final class NeighbourDayTests: XCTestCase {
             print("alone, seed \(seed): \(aloneFigures)")
             XCTAssertGreaterThan(aloneFigures.wrongDoorCheckins.count, 20, "the world shows the problem")
             XCTAssertTrue(alone.doors[0].published.isEmpty && alone.doors[0].core.sightings.published == 0)
+        }
+    }
+
+    /// `scripts/bench-rooms`: the same day for several walls (`BEACON_GATEWAY_ROOMS_WALLS`,
+    /// dB, comma-separated; `margin_db` the wall's loss, at least the default 6) and the
+    /// seeds, beside the same world deciding alone, as a table. Skipped without the
+    /// variable.
+    func testBenchRooms() throws {
+        guard let text = getenv("BEACON_GATEWAY_ROOMS_WALLS") else { throw XCTSkip("BEACON_GATEWAY_ROOMS_WALLS not set") }
+        let walls = String(cString: text).split(separator: ",").compactMap { Double($0) }
+        let seconds = Self.hours * 3600
+        print("bench-rooms: \(Self.seeds.count) seeds × \(tenths(Self.hours)) h, door B dead for 10 min a third of the way through")
+        print("| wall dB | margin_db | doors | checkins | wrong door | wrong door, neighbour dead | stays ≥ 10 s missed | "
+            + "handover p50 / p95 / max s (n) | longest double visit s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+        for wall in walls {
+            for neighbours in [false, true] {
+                var all = TwoRoomsWorld.Figures()
+                for seed in Self.seeds {
+                    var world = Self.makeWorld(seed: seed, neighbours: neighbours, wallDB: wall, marginDB: max(wall, 6))
+                    world.run(seconds: seconds, killB: seconds / 3 ... seconds / 3 + 600)
+                    let figures = world.figures()
+                    all.checkins += figures.checkins
+                    all.wrongDoorCheckins += figures.wrongDoorCheckins.map { "seed \(seed): \($0)" }
+                    all.aloneWrongDoorCheckins += figures.aloneWrongDoorCheckins
+                    all.stays += figures.stays
+                    all.missedStays += figures.missedStays.map { "seed \(seed): \($0)" }
+                    all.handovers += figures.handovers
+                    if figures.longestDoubleVisit > all.longestDoubleVisit {
+                        all.longestDoubleVisit = figures.longestDoubleVisit
+                    }
+                }
+                let handover = neighbours
+                    ? "\(tenths(all.handover(0.5))) / \(tenths(all.handover(0.95))) / \(tenths(all.handover(1))) (\(all.handovers.count))" : "–"
+                print("| \(tenths(wall)) | \(neighbours ? tenths(max(wall, 6)) : "–") | \(neighbours ? "neighbours" : "alone") | \(all.checkins) | "
+                    + "\(all.wrongDoorCheckins.count) | \(all.aloneWrongDoorCheckins) | \(all.missedStays.count) of \(all.stays) | "
+                    + "\(handover) | \(tenths(all.longestDoubleVisit)) |")
+                if neighbours {
+                    for line in all.wrongDoorCheckins + all.missedStays { print("  wall \(tenths(wall)): \(line)") }
+                }
+            }
         }
     }
 }

@@ -88,8 +88,10 @@ struct TwoRoomsWorld {
     var longestDoubleVisitWhere = ""
     var doubleVisitSince: [Double?] = []
 
-    init(seed: UInt64, persons plans: [[Step]], setups: [DoorSetup]) {
+    /// `wallDB`: the loss of the wall between the rooms and of the corridor's front wall.
+    init(seed: UInt64, persons plans: [[Step]], setups: [DoorSetup], wallDB: Double = 6) {
         random = SplitMix64(seed: seed)
+        radio.wallDB = wallDB
         start = Instant(nanoseconds: 1_000_000_000)
         wallStart = DoorHarness.anchorWall
         self.setups = setups
@@ -319,11 +321,26 @@ struct TwoRoomsWorld {
         var longestDoubleVisit = 0.0
         var longestDoubleVisitWhere = ""
         var simulatedHours = 0.0
+        /// Per `moved` checkout of a person then in the new door's room: seconds from their
+        /// entering that room (or from that door's coming back, if later) to the checkout at
+        /// the old door.
+        var handovers: [Double] = []
+        /// `moved` checkouts of a person not in the new door's room at the time.
+        var movedOutsideTheRoom = 0
+
+        /// The `q` quantile (0…1) of the handover latencies, nearest rank; 0 with none.
+        func handover(_ q: Double) -> Double {
+            let sorted = handovers.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(max(Int((q * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
+        }
 
         var description: String {
             "\(tenths(simulatedHours)) h simulated: \(checkins) checkins, \(wrongDoorCheckins.count) at the wrong door "
                 + "(\(aloneWrongDoorCheckins) more while the neighbour was dead), \(corridorCheckins) in the corridor, \(moved) moved, "
-                + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere))"
+                + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere)), "
+                + "handover p50 \(tenths(handover(0.5))) s, p95 \(tenths(handover(0.95))) s, max \(tenths(handover(1))) s "
+                + "(\(handovers.count) into the room, \(movedOutsideTheRoom) elsewhere)"
         }
     }
 
@@ -337,12 +354,26 @@ struct TwoRoomsWorld {
         for door in 0 ..< 2 {
             let room: Region = door == 0 ? .roomA : .roomB
             for (time, event) in decided[door] {
-                if event.movedTo != nil { figures.moved += 1 }
+                if event.movedTo != nil, let n = Int(event.userId.dropFirst()) {
+                    figures.moved += 1
+                    // Back from the decision to when the person entered the new door's room
+                    // (or that door came back, if later).
+                    let newRoom = door == 0 ? Region.roomB.rawValue : Region.roomA.rawValue
+                    var index = stepIndex(time)
+                    if regions[n][index] == newRoom {
+                        while index > 0, regions[n][index - 1] == newRoom, aliveAt[1 - door][index - 1] { index -= 1 }
+                        figures.handovers.append(time - Double(index + 1) * step)
+                    } else {
+                        figures.movedOutsideTheRoom += 1
+                    }
+                }
                 guard event.type == .checkin, let n = Int(event.userId.dropFirst()) else { continue }
                 figures.checkins += 1
                 let region = Region(rawValue: regions[n][stepIndex(time)])!
                 if region == .corridor { figures.corridorCheckins += 1 }
-                guard region != room, region != .corridor else { continue }
+                // At the wrong door: the person is in the other door's room (in the corridor,
+                // or gone beyond its end, they are in neither).
+                guard region == (door == 0 ? .roomB : .roomA) else { continue }
                 let neighbourAlive = aliveAt[1 - door][stepIndex(time)] && aliveAt[1 - door][stepIndex(time - 10)]
                 if neighbourAlive {
                     figures.wrongDoorCheckins.append("door \(door) checked in p\(n) in \(region) at \(tenths(time)) s")

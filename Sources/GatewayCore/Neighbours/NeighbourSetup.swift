@@ -33,9 +33,17 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// a person walking past this doorway into the room next door leads here for a moment,
     /// until the neighbour's reports catch up with them.
     public static let confirm: Duration = .seconds(3)
-    /// A lead that has reached the margin goes on counting while it stays within this much
-    /// of it (dB): fading that dips a lead by a dB or two does not start it over.
+    /// A neighbour's lead over this door that has reached the margin (the start of a
+    /// `moved` checkout's time) goes on counting while it stays within this much of it
+    /// (dB). This door's own leads need the whole margin throughout.
     public static let leadHysteresisDB = 3
+    /// A person this door has led by the margin plus this much (dB), against the
+    /// neighbours' latest sightings, came in through this door's doorway: a seat across
+    /// the wall never gives that lead (the wall's loss is against it).
+    public static let doorwayLeadDB = 6
+    /// For this long after, a person a neighbour holds is taken here by the strongest
+    /// (against the neighbours' latest sightings) for `handover_s`, without the margin.
+    public static let doorwayMemory: Duration = .seconds(30)
     /// A door reports what it hears this often.
     public static let reportPeriod: Duration = .seconds(1)
     /// A person is reported while heard above `exit_rssi` minus this (dB).

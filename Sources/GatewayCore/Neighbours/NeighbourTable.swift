@@ -1,9 +1,9 @@
 /// What the neighbours said of each person (docs/neighbours.md): per person and
-/// neighbour the strongest of its sightings of the last 3 s and when its latest was made,
-/// and per person a cached summary (the strongest fresh sighting, and a neighbour holding
-/// the visit) so that a report of this door's radio reads O(1), whatever the number of
-/// neighbours. Memory: persons × neighbours cells of 18 bytes, plus a few bytes per
-/// person and per neighbour.
+/// neighbour the strongest of its sightings of the last 3 s, its latest and when that was
+/// made, and per person a cached summary (the strongest fresh sighting, the strongest
+/// latest one, and a neighbour holding the visit) so that a report of this door's radio
+/// reads O(1), whatever the number of neighbours. Memory: persons × neighbours cells of 28
+/// bytes, plus a few bytes per person and per neighbour.
 ///
 /// Times are the door's own instants (nanoseconds): a sighting's is when its sender made
 /// it, as this door's clock maps it (arrival minus the report's age).
@@ -25,9 +25,16 @@ struct NeighbourTable: Sendable {
     /// The strongest of the neighbour's recent sightings (docs/neighbours.md: over the
     /// last 3 s), made at `cellPeakTime`; `cellTime`: when its latest was made.
     var cellRSSI: [Int8] = []
+    /// The neighbour's latest sighting.
+    var cellLatest: [Int8] = []
     var cellHolds: [Bool] = []
     var cellTime: [Int64] = []
     var cellPeakTime: [Int64] = []
+    /// The strongest of its sightings made after the peak (`never`: none): the peak once
+    /// the peak is 3 s older than the latest, so that the strongest of the last 3 s falls
+    /// to the next strongest, not to whatever came last.
+    var cellNextRSSI: [Int8] = []
+    var cellNextTime: [Int64] = []
 
     /// Per person: the strongest sighting that was fresh when it was computed (−1: none),
     /// and the neighbour whose fresh sighting says it holds the visit (−1: none).
@@ -36,6 +43,10 @@ struct NeighbourTable: Sendable {
     var bestTime: [Int64] = []
     var holderIndex: [Int16] = []
     var holderTime: [Int64] = []
+    /// Per person: the strongest of the neighbours' latest fresh sightings (−1: none).
+    var latestIndex: [Int16] = []
+    var latestRSSI: [Int8] = []
+    var latestTime: [Int64] = []
 
     let freshness: Int64
 
@@ -57,14 +68,20 @@ struct NeighbourTable: Sendable {
     /// Every person's sightings forgotten (a new roster): they come again within a second.
     mutating func layOut(persons: Int) {
         cellRSSI = Array(repeating: 0, count: persons * stride)
+        cellLatest = Array(repeating: 0, count: persons * stride)
         cellHolds = Array(repeating: false, count: persons * stride)
         cellTime = Array(repeating: Self.never, count: persons * stride)
         cellPeakTime = Array(repeating: Self.never, count: persons * stride)
+        cellNextRSSI = Array(repeating: 0, count: persons * stride)
+        cellNextTime = Array(repeating: Self.never, count: persons * stride)
         bestIndex = Array(repeating: -1, count: persons)
         bestRSSI = Array(repeating: 0, count: persons)
         bestTime = Array(repeating: Self.never, count: persons)
         holderIndex = Array(repeating: -1, count: persons)
         holderTime = Array(repeating: Self.never, count: persons)
+        latestIndex = Array(repeating: -1, count: persons)
+        latestRSSI = Array(repeating: 0, count: persons)
+        latestTime = Array(repeating: Self.never, count: persons)
     }
 
     private mutating func add(_ id: String) {
@@ -98,22 +115,31 @@ struct NeighbourTable: Sendable {
         let persons = personCount
         let newStride = ids.count
         var rssi = Array(repeating: Int8(0), count: persons * newStride)
+        var latest = rssi
         var holds = Array(repeating: false, count: persons * newStride)
         var time = Array(repeating: Self.never, count: persons * newStride)
         var peakTime = time
+        var nextTime = time
+        var nextRSSI = rssi
         for person in 0 ..< persons {
             for neighbour in 0 ..< stride {
                 rssi[person * newStride + neighbour] = cellRSSI[person * stride + neighbour]
+                latest[person * newStride + neighbour] = cellLatest[person * stride + neighbour]
                 holds[person * newStride + neighbour] = cellHolds[person * stride + neighbour]
                 time[person * newStride + neighbour] = cellTime[person * stride + neighbour]
                 peakTime[person * newStride + neighbour] = cellPeakTime[person * stride + neighbour]
+                nextRSSI[person * newStride + neighbour] = cellNextRSSI[person * stride + neighbour]
+                nextTime[person * newStride + neighbour] = cellNextTime[person * stride + neighbour]
             }
         }
         stride = newStride
         cellRSSI = rssi
+        cellLatest = latest
         cellHolds = holds
         cellTime = time
         cellPeakTime = peakTime
+        cellNextRSSI = nextRSSI
+        cellNextTime = nextTime
     }
 
     func isFresh(_ time: Int64, at now: Int64) -> Bool {
@@ -121,37 +147,69 @@ struct NeighbourTable: Sendable {
     }
 
     /// The neighbour's sighting of the person, made at `time`. The cell keeps the strongest
-    /// of the neighbour's sightings made within `freshness` of its peak: a moment of fading
-    /// at the neighbour does not make this door lead.
+    /// of the neighbour's sightings made within `freshness` of the latest (of two: the peak,
+    /// and the strongest made after it, which takes over when the peak ages out): a moment
+    /// of fading at the neighbour does not make this door lead.
     mutating func record(person: Int, neighbour: Int, rssi sighted: Int8, holds: Bool, time: Int64, at now: Int64) {
         let cell = person * stride + neighbour
         // Reports of one sender arrive in order, but a late one never overwrites a newer.
         guard time >= cellTime[cell] else { return }
-        var rssi = sighted
-        if sighted >= cellRSSI[cell] || cellPeakTime[cell] == Self.never || time &- cellPeakTime[cell] > freshness {
-            cellPeakTime[cell] = time
-        } else {
-            rssi = cellRSSI[cell]
+        if cellPeakTime[cell] != Self.never, time &- cellPeakTime[cell] > freshness {
+            let next = cellNextTime[cell] != Self.never && time &- cellNextTime[cell] <= freshness
+            cellPeakTime[cell] = next ? cellNextTime[cell] : Self.never
+            cellRSSI[cell] = cellNextRSSI[cell]
+            cellNextTime[cell] = Self.never
         }
-        cellRSSI[cell] = rssi
+        if cellPeakTime[cell] == Self.never || sighted >= cellRSSI[cell] {
+            cellRSSI[cell] = sighted
+            cellPeakTime[cell] = time
+            cellNextTime[cell] = Self.never
+        } else if cellNextTime[cell] == Self.never || sighted >= cellNextRSSI[cell] {
+            cellNextRSSI[cell] = sighted
+            cellNextTime[cell] = time
+        }
+        let rssi = cellRSSI[cell]
+        cellLatest[cell] = sighted
         cellHolds[cell] = holds
         cellTime[cell] = time
+        // A summary that weakened (or lost its holder) is made afresh: another neighbour may
+        // now be the strongest.
+        var again = false
         let best = Int(bestIndex[person])
         if best == neighbour ? rssi >= bestRSSI[person] : (best < 0 || !isFresh(bestTime[person], at: now) || rssi > bestRSSI[person]) {
             bestIndex[person] = Int16(neighbour)
             bestRSSI[person] = rssi
             bestTime[person] = time
         } else if best == neighbour {
-            // The strongest weakened: another neighbour may now be the strongest.
-            summarise(person: person, at: now)
-            return
+            again = true
+        }
+        let latest = Int(latestIndex[person])
+        if latest == neighbour
+            ? sighted >= latestRSSI[person] : (latest < 0 || !isFresh(latestTime[person], at: now) || sighted > latestRSSI[person]) {
+            latestIndex[person] = Int16(neighbour)
+            latestRSSI[person] = sighted
+            latestTime[person] = time
+        } else if latest == neighbour {
+            again = true
         }
         if holds {
             holderIndex[person] = Int16(neighbour)
             holderTime[person] = time
         } else if Int(holderIndex[person]) == neighbour {
-            summarise(person: person, at: now)
+            again = true
         }
+        if again { summarise(person: person, at: now) }
+    }
+
+    /// The strongest of the neighbours' latest fresh sightings of the person at `now`
+    /// (O(1) while the cached one is fresh, as `strongest`).
+    mutating func latest(person: Int, at now: Int64) -> (neighbour: Int, rssi: Int, time: Int64)? {
+        guard person < latestIndex.count, latestIndex[person] >= 0 else { return nil }
+        if !isFresh(latestTime[person], at: now) {
+            summarise(person: person, at: now)
+            guard latestIndex[person] >= 0 else { return nil }
+        }
+        return (Int(latestIndex[person]), Int(latestRSSI[person]), latestTime[person])
     }
 
     /// The strongest fresh sighting of the person at `now`. O(1) while the cached one is
@@ -178,12 +236,15 @@ struct NeighbourTable: Sendable {
     private mutating func summarise(person: Int, at now: Int64) {
         var best = -1, bestValue = Int8.min, bestAt = Self.never
         var holder = -1, holderAt = Self.never
+        var latest = -1, latestValue = Int8.min, latestAt = Self.never
         let base = person * stride
         for neighbour in 0 ..< stride {
             let time = cellTime[base + neighbour]
             guard isFresh(time, at: now) else { continue }
             let rssi = cellRSSI[base + neighbour]
             if best < 0 || rssi > bestValue { (best, bestValue, bestAt) = (neighbour, rssi, time) }
+            let last = cellLatest[base + neighbour]
+            if latest < 0 || last > latestValue { (latest, latestValue, latestAt) = (neighbour, last, time) }
             if cellHolds[base + neighbour], time > holderAt { (holder, holderAt) = (neighbour, time) }
         }
         bestIndex[person] = Int16(best)
@@ -191,6 +252,9 @@ struct NeighbourTable: Sendable {
         bestTime[person] = bestAt
         holderIndex[person] = Int16(holder)
         holderTime[person] = holderAt
+        latestIndex[person] = Int16(latest)
+        latestRSSI[person] = latestValue
+        latestTime[person] = latestAt
     }
 
     /// Neighbours heard within `silence` of `now`.

@@ -18,6 +18,7 @@ struct Neighbourhood: Sendable {
     let confirm: Int64
     let strongestAlone: Int64
     let silence: Int64
+    let doorwayMemory: Int64
     /// Until when a door that has just started takes nobody in (unless every listed
     /// neighbour has been heard by then): `never` once over.
     var startWaitUntil: Int64
@@ -29,6 +30,12 @@ struct Neighbourhood: Sendable {
     var leadingSince: [Int64] = []
     var ledSince: [Int64] = []
     var ledBy: [Int16] = []
+    /// This door's strongest signal of the person since `leadingSince`, and when it was.
+    var ownPeak: [Int8] = []
+    var ownPeakAt: [Int64] = []
+    /// When this door last led a person by the doorway's lead (they came in through its
+    /// doorway).
+    var doorwayAt: [Int64] = []
     /// Sightings of persons this door does not know (another door's roster).
     var unknownPersons = 0
 
@@ -40,6 +47,7 @@ struct Neighbourhood: Sendable {
         confirm = NeighbourSetup.confirm.nanosecondsClamped
         strongestAlone = NeighbourSetup.strongestAlone.nanosecondsClamped
         silence = NeighbourSetup.silence.nanosecondsClamped
+        doorwayMemory = NeighbourSetup.doorwayMemory.nanosecondsClamped
         startWaitUntil = now &+ NeighbourSetup.startWait.nanosecondsClamped
         layOut(personIds: personIds)
     }
@@ -56,6 +64,9 @@ struct Neighbourhood: Sendable {
         leadingSince = Array(repeating: Self.never, count: personIds.count)
         ledSince = Array(repeating: Self.never, count: personIds.count)
         ledBy = Array(repeating: -1, count: personIds.count)
+        ownPeak = Array(repeating: Int8.min, count: personIds.count)
+        ownPeakAt = Array(repeating: Self.never, count: personIds.count)
+        doorwayAt = Array(repeating: Self.never, count: personIds.count)
     }
 
     /// Whether the start's wait still holds check-ins back at `now`.
@@ -71,6 +82,14 @@ struct Neighbourhood: Sendable {
 
     /// `lead` dB (this door's signal minus another's) reaches the margin.
     func reachesMargin(_ lead: Int) -> Bool { lead &* 10 >= marginTenths }
+
+    /// `lead` dB is the doorway's: the margin and `doorwayLeadDB` more.
+    func isDoorwayLead(_ lead: Int) -> Bool { reachesMargin(lead &- NeighbourSetup.doorwayLeadDB) }
+
+    /// Whether the person came in through this door's doorway within `doorwayMemory`.
+    func cameThroughDoorway(person: Int, now: Int64) -> Bool {
+        doorwayAt[person] != Self.never && now &- doorwayAt[person] <= doorwayMemory
+    }
 
     /// A lead that began (`since` is not `never`) still counts within the hysteresis of
     /// the margin; not begun, it must reach the margin.

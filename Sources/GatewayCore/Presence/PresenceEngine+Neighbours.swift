@@ -20,45 +20,79 @@ extension PresenceEngine {
 
     /// NEARBY → PRESENT's extra condition (docs/neighbours.md, "The rule"): this door leads
     /// the neighbours' strongest fresh sighting by the margin, for `confirm` when nobody
-    /// holds the visit (and a neighbour's report made `confirm` after the lead began says
-    /// so), for `handover_s` when a neighbour holds it (the lead may dip within the
-    /// hysteresis); or it has been the strongest for 10 s. `above`: the signal exceeds
-    /// `enter_rssi`.
+    /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
+    /// neighbour's report made `confirm` after this door heard the person best since the
+    /// lead began; or a neighbour holds them and they came through this doorway, and this
+    /// door has been the strongest against the neighbours' latest for `handover_s`; or
+    /// nobody holds them and this door has been the strongest, above `enter_rssi`, for
+    /// 10 s. `above`: the signal exceeds `enter_rssi` (the caller checks it for the
+    /// checkin itself).
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
         guard neighbourhood != nil else { return true }
-        guard above else {
-            neighbourhood!.strongestSince[person] = Self.never
-            neighbourhood!.leadingSince[person] = Self.never
-            return false
-        }
+        // The 10 s as the strongest count above `enter_rssi` only; a lead goes on counting
+        // while the signal dips to `enter_rssi` or below (a seat near it), and the checkin
+        // waits for a signal above it.
+        if !above { neighbourhood!.strongestSince[person] = Self.never }
         if neighbourhood!.waitingAtStart(now) { return false }
         guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
         // `above` says a tag has a filtered value.
         let own = signal(person: person, now: now)?.rssi ?? Int(Int8.min)
         let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
+        // `best` is fresh, so a latest sighting is too.
+        let latest = neighbourhood!.table.latest(person: person, at: now)!
+        // The doorway is passed in a second or two: this door's newest samples say so
+        // before its median does.
+        if neighbourhood!.isDoorwayLead(max(own, recentSignal(person: person, now: now) ?? own) - latest.rssi) {
+            neighbourhood!.doorwayAt[person] = now
+        }
+        if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
+            return takesOver(person: person, now: now, lead: own - latest.rssi, reportMade: latest.time)
+        }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
         // fading there does not make this door lead.
         let lead = own - best.rssi
         var takes = false
-        let since = heldElsewhere ? neighbourhood!.leadingSince[person] : Self.never
-        if neighbourhood!.keepsLead(lead, since: since) {
+        // The whole margin throughout, also while a neighbour holds them: a lead that a
+        // moment of fading there began does not go on at less (a seat by the wall).
+        if neighbourhood!.reachesMargin(lead) {
+            if neighbourhood!.leadingSince[person] == Self.never || own > Int(neighbourhood!.ownPeak[person]) {
+                neighbourhood!.ownPeak[person] = Int8(clamping: own)
+                neighbourhood!.ownPeakAt[person] = now
+            }
             if neighbourhood!.leadingSince[person] == Self.never { neighbourhood!.leadingSince[person] = now }
             let began = neighbourhood!.leadingSince[person]
             let needed = heldElsewhere ? neighbourhood!.handover : neighbourhood!.confirm
             // The neighbours' reports lag this door's radio (a report period, the bus):
             // someone walking past this doorway into the next room leads here until a
-            // report made `confirm` after the lead began catches up with them.
-            takes = now &- began >= needed && best.time &- began >= neighbourhood!.confirm
+            // report made `confirm` after this door heard them best (the strongest of its
+            // signal since the lead began: the doorway) catches up with them. A lead can
+            // begin in the corridor before this doorway, where this door is the nearer.
+            takes = now &- began >= needed && best.time &- neighbourhood!.ownPeakAt[person] >= neighbourhood!.confirm
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
-        guard lead > 0, !heldElsewhere else {
+        guard above, lead > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
         if neighbourhood!.strongestSince[person] == Self.never { neighbourhood!.strongestSince[person] = now }
         let strongest = neighbourhood!.strongestSince[person]
         return takes || (now &- strongest >= neighbourhood!.strongestAlone && best.time &- strongest >= neighbourhood!.confirm)
+    }
+
+    /// A person a neighbour holds who came in through this door's doorway (a mover, not a
+    /// seat across the wall): taken after this door has been the strongest against the
+    /// neighbours' latest sightings for `handover_s`, confirmed by a report made `confirm`
+    /// after that began.
+    mutating func takesOver(person: Int, now: Int64, lead: Int, reportMade: Int64) -> Bool {
+        neighbourhood!.strongestSince[person] = Self.never
+        guard lead > 0 else {
+            neighbourhood!.leadingSince[person] = Self.never
+            return false
+        }
+        if neighbourhood!.leadingSince[person] == Self.never { neighbourhood!.leadingSince[person] = now }
+        let began = neighbourhood!.leadingSince[person]
+        return now &- began >= neighbourhood!.handover && reportMade &- began >= neighbourhood!.confirm
     }
 
     /// For a person with an open visit: since when a neighbour has led this door by the
@@ -100,6 +134,7 @@ extension PresenceEngine {
         neighbourhood!.ledSince[person] = Self.never
         neighbourhood!.strongestSince[person] = Self.never
         neighbourhood!.leadingSince[person] = Self.never
+        neighbourhood!.doorwayAt[person] = Self.never
         let next: PresenceState = now &- slot.lastSample >= limits.awayAfter ? .outside : .nearby
         endVisit(person: person, timestamp: timestamp, decidedAt: now, series: series, next: next, stateAt: now,
                  movedTo: neighbourhood!.table.ids[neighbour], into: &events)
@@ -159,6 +194,26 @@ extension PresenceEngine {
                                                      holds: persons[person].state.hasOpenVisit))
         }
         return sightings
+    }
+
+    /// The person's newest signal: per tag the mean of its newest two samples in the
+    /// window (rounded down, as the median of two), the strongest tag's; nil with none.
+    mutating func recentSignal(person: Int, now: Int64) -> Int? {
+        var best: Int?
+        for slot in persons[person].tagSlots {
+            guard let (base, head, count) = filterWindow(slot: slot, now: now, atLeast: 1) else { continue }
+            var newest = head &+ count &- 1
+            if newest >= capacity { newest &-= capacity }
+            var value = Int(ringRSSI[base &+ newest])
+            if count >= 2 {
+                let before = newest == 0 ? capacity &- 1 : newest &- 1
+                let sum = value &+ Int(ringRSSI[base &+ before])
+                value = sum >= 0 ? sum / 2 : -((1 &- sum) / 2)
+            }
+            if let current = best, value <= current { continue }
+            best = value
+        }
+        return best
     }
 
     /// What a report says this door hears of the person: the median of every sample in the

@@ -1,0 +1,103 @@
+import PresenceProof
+import XCTest
+@testable import GatewayCore
+
+/// The parts of docs/neighbours.md's rule that use what the doors' radios say over time:
+/// a mover who came through this doorway, a lead confirmed after this door heard the
+/// person best, and the neighbours' strongest of the last 3 s.
+final class NeighbourHandoverTests: XCTestCase {
+    let keys = SightingKeys(masterKey: MasterKey(bytes: Array(repeating: 0x5A, count: 32))!)
+
+    func door() -> DoorHarness {
+        DoorHarness(DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b"]),
+                                               settings: DoorHarness.settings))
+    }
+
+    /// Door B's report, made now by `door`'s clock.
+    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false) {
+        let sightings = rssi.map { [SightingReport.Sighting(person: keys.personHash("p0"), rssi: $0, holds: holds)] } ?? []
+        let report = SightingReport(sender: "door-b", wallMilliseconds: door.wall, sightings: sightings)
+        door.perform(door.core.neighbourSighting(report.encoded(keys: keys), at: door.now))
+    }
+
+    /// Each second door B's report and a second of `own` here: after how many seconds the
+    /// person is PRESENT (nil: not within `within`).
+    func secondsToCheckIn(_ door: inout DoorHarness, own: Int, neighbour: Int8, holds: Bool, within: Int) -> Int? {
+        for second in 0 ..< within {
+            tell(&door, rssi: neighbour, holds: holds)
+            door.stay(0, rssi: own, seconds: 1)
+            if door.state(0) == .present { return second + 1 }
+        }
+        return nil
+    }
+
+    func testAMoverThroughThisDoorwayIsTakenFromTheHolderAsTheStrongest() {
+        var a = door()
+        tell(&a, rssi: nil)
+        // Door B holds them; they walk through this doorway: 20 dB ahead of B's latest.
+        for _ in 0 ..< 3 {
+            tell(&a, rssi: -78, holds: true)
+            a.stay(0, rssi: -58, seconds: 1)
+        }
+        XCTAssertEqual(a.state(0), .nearby, "B holds them: not taken at once")
+        // At a seat by the wall: 4 dB ahead of B, less than the margin.
+        let seconds = secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 15)
+        XCTAssertNotNil(seconds, "the strongest for handover_s after coming through this doorway")
+        XCTAssertLessThanOrEqual(seconds ?? 99, 6)
+        XCTAssertEqual(a.store.events(.checkin).count, 1)
+    }
+
+    func testAPersonAtTheWallSeatTheNeighbourHoldsIsNotTakenWithoutTheMargin() {
+        var a = door()
+        tell(&a, rssi: nil)
+        // The same seat, 4 dB ahead of B, but never through this doorway.
+        XCTAssertNil(secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 30),
+                     "a seat across the wall gives no doorway's lead")
+        // 20 dB ahead of B's latest but 35 s ago: forgotten.
+        var b = door()
+        tell(&b, rssi: nil)
+        tell(&b, rssi: -78, holds: true)
+        b.stay(0, rssi: -58, seconds: 3)
+        for _ in 0 ..< 31 {
+            tell(&b, rssi: -62, holds: true)
+            b.stay(0, rssi: -66, seconds: 1)
+        }
+        XCTAssertEqual(b.state(0), .nearby)
+        XCTAssertNil(secondsToCheckIn(&b, own: -66, neighbour: -70, holds: true, within: 20))
+    }
+
+    func testALeadIsConfirmedByAReportMadeAfterThisDoorHeardThePersonBest() {
+        // The lead begins in the corridor, where this door is the nearer; the person comes
+        // closer for 4 s more (this doorway), then the neighbour's reports still say -84.
+        var a = door()
+        tell(&a, rssi: nil)
+        var presentAt: Int?
+        let own = [-70, -70, -66, -64, -62, -60, -60, -60, -60, -60, -60, -60]
+        for (second, rssi) in own.enumerated() {
+            tell(&a, rssi: -84)
+            a.stay(0, rssi: rssi, seconds: 1)
+            if presentAt == nil, a.state(0) == .present { presentAt = second + 1 }
+        }
+        // The lead (14 dB) began with the second sample (1 s); this door's median last rose
+        // at 6 s (−60 from the second −60 on); the report made 3 s after that comes at 9 s,
+        // and the sample after it checks them in.
+        XCTAssertEqual(presentAt, 10, "not at 5 s: the report made 3 s after the lead began was made before the doorway")
+    }
+
+    func testTheNeighboursStrongestOfThreeSecondsFallsToTheNextStrongest() {
+        var table = NeighbourTable(neighbours: .doors(["door-b"]), persons: 1)
+        let second: Int64 = 1_000_000_000
+        table.record(person: 0, neighbour: 0, rssi: -60, holds: false, time: 0, at: 0)
+        table.record(person: 0, neighbour: 0, rssi: -66, holds: false, time: 1 * second, at: 1 * second)
+        table.record(person: 0, neighbour: 0, rssi: -70, holds: false, time: 2 * second, at: 2 * second)
+        XCTAssertEqual(table.strongest(person: 0, at: 2 * second)?.rssi, -60)
+        XCTAssertEqual(table.latest(person: 0, at: 2 * second)?.rssi, -70)
+        // 3.5 s: the −60 aged out; the −66 of 1 s is the strongest of the last 3 s, not the
+        // −80 that a moment of fading just reported.
+        table.record(person: 0, neighbour: 0, rssi: -80, holds: false, time: 3 * second + second / 2, at: 3 * second + second / 2)
+        XCTAssertEqual(table.strongest(person: 0, at: 3 * second + second / 2)?.rssi, -66)
+        XCTAssertEqual(table.latest(person: 0, at: 3 * second + second / 2)?.rssi, -80)
+        table.record(person: 0, neighbour: 0, rssi: -82, holds: false, time: 5 * second + second / 2, at: 5 * second + second / 2)
+        XCTAssertEqual(table.strongest(person: 0, at: 5 * second + second / 2)?.rssi, -80, "the −66 and −70 aged out too")
+    }
+}
