@@ -112,7 +112,10 @@ public final class GatewayAgent {
         hooks: SiteBusDriver.Hooks(
             persons: { [unowned self] in self.configuration.persons },
             openVisits: { [unowned self] in self.openVisitsByPerson() },
-            counters: { [unowned self] counters in self.fleet.siteBus = counters },
+            counters: { [unowned self] counters in
+                self.fleet.siteBus = counters
+                self.core.siteBus(up: counters?.isUp ?? false)
+            },
             sighting: { [unowned self] payload in self.neighbourSighting(payload) }
         )
     )

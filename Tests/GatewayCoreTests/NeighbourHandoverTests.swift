@@ -3,7 +3,7 @@ import XCTest
 @testable import GatewayCore
 
 /// The parts of docs/neighbours.md's rule that use what the doors' radios say over time:
-/// a mover who came through this doorway, a lead confirmed after this door heard the
+/// a mover who came through this doorway (by the margin over the neighbours' latest), a lead confirmed after this door heard the
 /// person best, and the neighbours' strongest of the last 3 s.
 final class NeighbourHandoverTests: XCTestCase {
     let keys = SightingKeys(masterKey: MasterKey(bytes: Array(repeating: 0x5A, count: 32))!)
@@ -31,7 +31,7 @@ final class NeighbourHandoverTests: XCTestCase {
         return nil
     }
 
-    func testAMoverThroughThisDoorwayIsTakenFromTheHolderAsTheStrongest() {
+    func testAMoverThroughThisDoorwayIsTakenFromTheHolderByTheMarginOverItsLatest() {
         var a = door()
         tell(&a, rssi: nil)
         // Door B holds them; they walk through this doorway: 20 dB ahead of B's latest.
@@ -40,11 +40,20 @@ final class NeighbourHandoverTests: XCTestCase {
             a.stay(0, rssi: -58, seconds: 1)
         }
         XCTAssertEqual(a.state(0), .nearby, "B holds them: not taken at once")
-        // At a seat by the wall: 4 dB ahead of B, less than the margin.
-        let seconds = secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 15)
-        XCTAssertNotNil(seconds, "the strongest for handover_s after coming through this doorway")
+        // At a seat 4 dB ahead of B: the strongest, but less than the margin (SPEC §17).
+        XCTAssertNil(secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 15),
+                     "a checkin leads every fresh sighting by margin_db, a mover's too")
+        // 8 dB ahead of B's latest: taken after handover_s, confirmed.
+        var b = door()
+        tell(&b, rssi: nil)
+        for _ in 0 ..< 3 {
+            tell(&b, rssi: -78, holds: true)
+            b.stay(0, rssi: -58, seconds: 1)
+        }
+        let seconds = secondsToCheckIn(&b, own: -62, neighbour: -70, holds: true, within: 15)
+        XCTAssertNotNil(seconds, "the margin over B's latest for handover_s after coming through this doorway")
         XCTAssertLessThanOrEqual(seconds ?? 99, 6)
-        XCTAssertEqual(a.store.events(.checkin).count, 1)
+        XCTAssertEqual(b.store.events(.checkin).count, 1)
     }
 
     func testAPersonAtTheWallSeatTheNeighbourHoldsIsNotTakenWithoutTheMargin() {

@@ -50,6 +50,38 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertEqual(a.store.events(.checkin).count, 1)
     }
 
+    /// A neighbour that stops reporting (killed, restarting) still hears whom its last
+    /// report named until it has been silent for 10 s (docs/neighbours.md, "The rule");
+    /// then the door decides alone for it.
+    func testANeighbourThatStopsReportingCountsUntilItIsSilent() {
+        var a = door()
+        tell(&a, rssi: -55, holds: true)  // B holds the person, heard much better there
+        var seconds = 0
+        while a.state(0) != .present && seconds < 15 {
+            a.stay(0, rssi: -68, seconds: 1)
+            seconds += 1
+        }
+        XCTAssertEqual(a.state(0), .present, "alone once B is silent")
+        XCTAssertEqual(a.store.events(.checkin).count, 1)
+        // Not before B's silence (10 s after its last report), not at 3 s when its last
+        // sighting would have aged out.
+        XCTAssertGreaterThanOrEqual(seconds, 10, "B's last report stands until B is silent")
+    }
+
+    /// With the bus down no report can come: the last one counts for its 3 s only.
+    func testWithTheBusDownTheLastReportCountsForItsThreeSeconds() {
+        var a = door()
+        tell(&a, rssi: -55, holds: true)
+        a.core.siteBus(up: false)
+        var seconds = 0
+        while a.state(0) != .present && seconds < 15 {
+            a.stay(0, rssi: -68, seconds: 1)
+            seconds += 1
+        }
+        XCTAssertEqual(a.state(0), .present)
+        XCTAssertLessThan(seconds, 10, "the bus down: the door decides alone without waiting for the silence")
+    }
+
     func testAReportNamesAPersonHeardOnceInTheWindow() {
         var a = door()
         a.hear(0, rssi: -70)

@@ -17,6 +17,11 @@ extension DoorCore {
         nextSightingReport = now
     }
 
+    /// The site bus went up or down (docs/neighbours.md, "Degraded, and saying so").
+    public mutating func siteBus(up: Bool) {
+        presence.neighbourBus(up: up)
+    }
+
     /// A payload from the site bus's sightings (anyone's: this door's own come back too).
     /// Verified, then its sightings count for the persons it names; refusals are counted
     /// by reason, the first of each reason logged. Costs O(sightings in it); nothing waits.

@@ -19,6 +19,9 @@ struct NeighbourTable: Sendable {
     /// report's own wall-clock time (a replay is never newer).
     private(set) var lastHeard: [Int64] = []
     var lastReportWall: [Int64] = []
+    /// Per neighbour: when its latest report was made (this door's instant). Its sightings
+    /// in that report stand until a newer report or its silence (`counts`).
+    private(set) var lastMade: [Int64] = []
 
     /// Cells, person-major, `stride` per person (grows as `"*"` learns doors).
     private(set) var stride = 0
@@ -49,9 +52,17 @@ struct NeighbourTable: Sendable {
     var latestTime: [Int64] = []
 
     let freshness: Int64
+    let silence: Int64
+    /// Whether the site bus is up (the agent says so; true for a core without a bus): a
+    /// neighbour's latest report stands past its 3 s only while reports can arrive at all.
+    var busUp = true
+    /// The reports of more than 512 persons are made a millisecond apart: sightings made
+    /// within this of a neighbour's latest report were in it.
+    static let reportSpread: Int64 = 100_000_000
 
     init(neighbours: NeighbourList, persons: Int) {
         freshness = NeighbourSetup.freshness.nanosecondsClamped
+        silence = NeighbourSetup.silence.nanosecondsClamped
         switch neighbours {
         case let .doors(list):
             anyDoor = false
@@ -89,11 +100,12 @@ struct NeighbourTable: Sendable {
         ids.append(id)
         lastHeard.append(Self.never)
         lastReportWall.append(Int64.min)
+        lastMade.append(Self.never)
     }
 
     /// A verified report from `sender`, made at wall time `wall`: its neighbour index, or
     /// why it is not taken (a replay, or one door too many under `"*"`).
-    mutating func accept(sender: String, wall: Int64, at now: Int64) -> Result<Int, SightingRefusal> {
+    mutating func accept(sender: String, wall: Int64, made: Int64, at now: Int64) -> Result<Int, SightingRefusal> {
         var index = indexById[sender]
         if index == nil {
             guard anyDoor, ids.count < Self.maximumNeighbours else {
@@ -107,6 +119,7 @@ struct NeighbourTable: Sendable {
         guard wall > lastReportWall[neighbour] else { return .failure(.replayed) }
         lastReportWall[neighbour] = wall
         lastHeard[neighbour] = now
+        lastMade[neighbour] = max(lastMade[neighbour], made)
         return .success(neighbour)
     }
 
@@ -142,8 +155,16 @@ struct NeighbourTable: Sendable {
         cellNextTime = nextTime
     }
 
-    func isFresh(_ time: Int64, at now: Int64) -> Bool {
-        time != Self.never && now &- time <= freshness
+    /// Whether a sighting of `neighbour` made at `time` counts at `now`: made within the
+    /// last 3 s, or in the neighbour's latest report while the bus is up and the
+    /// neighbour not silent. A neighbour that stops reporting (killed, restarting, its
+    /// reports held up) still hears whom its last report said it hears until it has been
+    /// silent for 10 s (SPEC §17: until then it counts); one that goes on reporting without
+    /// a person stops hearing them 3 s after it last named them.
+    func counts(_ time: Int64, neighbour: Int, at now: Int64) -> Bool {
+        guard time != Self.never, neighbour >= 0 else { return false }
+        if now &- time <= freshness { return true }
+        return busUp && lastMade[neighbour] &- time <= Self.reportSpread && now &- lastHeard[neighbour] <= silence
     }
 
     /// The neighbour's sighting of the person, made at `time`. The cell keeps the strongest
@@ -176,7 +197,7 @@ struct NeighbourTable: Sendable {
         // now be the strongest.
         var again = false
         let best = Int(bestIndex[person])
-        if best == neighbour ? rssi >= bestRSSI[person] : (best < 0 || !isFresh(bestTime[person], at: now) || rssi > bestRSSI[person]) {
+        if best == neighbour ? rssi >= bestRSSI[person] : (best < 0 || !counts(bestTime[person], neighbour: Int(bestIndex[person]), at: now) || rssi > bestRSSI[person]) {
             bestIndex[person] = Int16(neighbour)
             bestRSSI[person] = rssi
             bestTime[person] = time
@@ -185,7 +206,7 @@ struct NeighbourTable: Sendable {
         }
         let latest = Int(latestIndex[person])
         if latest == neighbour
-            ? sighted >= latestRSSI[person] : (latest < 0 || !isFresh(latestTime[person], at: now) || sighted > latestRSSI[person]) {
+            ? sighted >= latestRSSI[person] : (latest < 0 || !counts(latestTime[person], neighbour: Int(latestIndex[person]), at: now) || sighted > latestRSSI[person]) {
             latestIndex[person] = Int16(neighbour)
             latestRSSI[person] = sighted
             latestTime[person] = time
@@ -205,7 +226,7 @@ struct NeighbourTable: Sendable {
     /// (O(1) while the cached one is fresh, as `strongest`).
     mutating func latest(person: Int, at now: Int64) -> (neighbour: Int, rssi: Int, time: Int64)? {
         guard person < latestIndex.count, latestIndex[person] >= 0 else { return nil }
-        if !isFresh(latestTime[person], at: now) {
+        if !counts(latestTime[person], neighbour: Int(latestIndex[person]), at: now) {
             summarise(person: person, at: now)
             guard latestIndex[person] >= 0 else { return nil }
         }
@@ -217,7 +238,7 @@ struct NeighbourTable: Sendable {
     /// `rssi`: the strongest of its recent sightings; `time`: when its latest was made.
     mutating func strongest(person: Int, at now: Int64) -> (neighbour: Int, rssi: Int, time: Int64, holds: Bool)? {
         guard person < bestIndex.count, bestIndex[person] >= 0 else { return nil }
-        if !isFresh(bestTime[person], at: now) {
+        if !counts(bestTime[person], neighbour: Int(bestIndex[person]), at: now) {
             summarise(person: person, at: now)
             guard bestIndex[person] >= 0 else { return nil }
         }
@@ -228,7 +249,7 @@ struct NeighbourTable: Sendable {
     /// Whether a neighbour's fresh sighting says it holds the person's visit open.
     mutating func heldElsewhere(person: Int, at now: Int64) -> Bool {
         guard person < holderIndex.count, holderIndex[person] >= 0 else { return false }
-        if !isFresh(holderTime[person], at: now) { summarise(person: person, at: now) }
+        if !counts(holderTime[person], neighbour: Int(holderIndex[person]), at: now) { summarise(person: person, at: now) }
         return holderIndex[person] >= 0
     }
 
@@ -240,7 +261,7 @@ struct NeighbourTable: Sendable {
         let base = person * stride
         for neighbour in 0 ..< stride {
             let time = cellTime[base + neighbour]
-            guard isFresh(time, at: now) else { continue }
+            guard counts(time, neighbour: neighbour, at: now) else { continue }
             let rssi = cellRSSI[base + neighbour]
             if best < 0 || rssi > bestValue { (best, bestValue, bestAt) = (neighbour, rssi, time) }
             let last = cellLatest[base + neighbour]

@@ -23,7 +23,7 @@ extension PresenceEngine {
     /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
     /// neighbour's report made `confirm` after this door heard the person best since the
     /// lead began; or a neighbour holds them and they came through this doorway, and this
-    /// door has been the strongest against the neighbours' latest for `handover_s`; or
+    /// door has led the neighbours' latest by the margin for `handover_s`; or
     /// nobody holds them and this door has been the strongest, above `enter_rssi`, for
     /// 10 s. `above`: the signal exceeds `enter_rssi` (the caller checks it for the
     /// checkin itself).
@@ -81,12 +81,12 @@ extension PresenceEngine {
     }
 
     /// A person a neighbour holds who came in through this door's doorway (a mover, not a
-    /// seat across the wall): taken after this door has been the strongest against the
-    /// neighbours' latest sightings for `handover_s`, confirmed by a report made `confirm`
-    /// after that began.
+    /// seat across the wall): taken after this door has led the neighbours' latest
+    /// sightings by `margin_db` for `handover_s` (SPEC §17: a checkin leads every fresh
+    /// sighting by the margin), confirmed by a report made `confirm` after that began.
     mutating func takesOver(person: Int, now: Int64, lead: Int, reportMade: Int64) -> Bool {
         neighbourhood!.strongestSince[person] = Self.never
-        guard lead > 0 else {
+        guard neighbourhood!.reachesMargin(lead) else {
             neighbourhood!.leadingSince[person] = Self.never
             return false
         }
@@ -151,6 +151,13 @@ extension PresenceEngine {
         }
     }
 
+    /// Whether the site bus is up: while it is down no report can arrive, and a neighbour's
+    /// latest report counts for its 3 s only (SPEC §17: the bus down, the door decides
+    /// alone for its neighbours).
+    public mutating func neighbourBus(up: Bool) {
+        neighbourhood?.table.busUp = up
+    }
+
     /// A verified report of a neighbour, made `age` before `time` (its sender's clock
     /// against this door's): its sightings count from when they were made. Persons it
     /// names are decided on again (a checkin a neighbour held back, a handover).
@@ -160,7 +167,7 @@ extension PresenceEngine {
         let now = monotonic(time)
         let made = now &- max(age.nanosecondsClamped, 0)
         let neighbour: Int
-        switch neighbourhood!.table.accept(sender: report.sender, wall: report.wallMilliseconds, at: now) {
+        switch neighbourhood!.table.accept(sender: report.sender, wall: report.wallMilliseconds, made: made, at: now) {
         case let .success(index): neighbour = index
         case let .failure(refusal): return .failure(refusal)
         }
