@@ -55,10 +55,14 @@ PRESENCE = {
 }
 HANDOVER_S = 3
 MARGIN_DB = 6
-# Bounds of a stay's events (docs/presence.md, docs/neighbours.md): a checkin within
-# 3 s of lead + a report period + the bus, or 10 s as the strongest, after the person
-# enters the room; a checkout within lost_after_s + leave_after_s of going out of range.
-CHECKIN_WITHIN_S = 15
+# Bounds of a stay's events (docs/presence.md, docs/neighbours.md, "The rule"): at a seat
+# where no door leads by the margin (by the shared wall), the checkin comes after 10 s as
+# the strongest, counted once this door's window holds the person (window_s) and the
+# neighbour's strongest of the last 3 s no longer holds them walking past its doorway
+# into this room (3 s), and a report period and the bus (2 s) for the confirming report:
+# 17 s after the person enters the room. A checkout within lost_after_s + leave_after_s
+# of going out of range.
+CHECKIN_WITHIN_S = PRESENCE["window_s"] + 3 + 10 + 2
 CHECKOUT_WITHIN_S = PRESENCE["lost_after_s"] + PRESENCE["leave_after_s"] + 3
 
 
