@@ -54,9 +54,14 @@ final class SightingFuzzTests: XCTestCase {
         print("sighting fuzz: \(cases) cases, seed \(seed): parsed \(parsed); \(figures); "
             + "the installer's view took \(heard.taken), refused \(heard.refused.values.reduce(0, +))")
         XCTAssertEqual(findings, [])
-        XCTAssertGreaterThan(outcomes["accepted", default: 0], 0, "some cases are valid reports")
-        XCTAssertGreaterThan(outcomes["forged", default: 0], 0, "some are well formed but altered")
-        XCTAssertGreaterThan(outcomes["malformed", default: 0], cases / 3)
+        // That the generator reaches every kind of payload: about 0.6 % of the cases are
+        // forged ones, too few to count on in the short runs of scripts/test (500 cases);
+        // checked from the unit suite's 3,000 up.
+        if cases >= 3_000 {
+            XCTAssertGreaterThan(outcomes["accepted", default: 0], 0, "some cases are valid reports")
+            XCTAssertGreaterThan(outcomes["forged", default: 0], 0, "some are well formed but altered")
+            XCTAssertGreaterThan(outcomes["malformed", default: 0], cases / 3)
+        }
     }
 
     /// One hostile payload. A third are valid reports left as they are or mutated, a third
