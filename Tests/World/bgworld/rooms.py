@@ -11,7 +11,6 @@ independently.
 """
 
 from __future__ import annotations
-
 import bisect
 import dataclasses
 import math
@@ -105,6 +104,21 @@ def _segments_intersect(a: Point, b: Point, c: Point, d: Point) -> bool:
             or (abs(o3) <= eps and _on_segment(c, a, d)) or (abs(o4) <= eps and _on_segment(c, b, d)))
 
 
+def waypoint_at(times: list[float], waypoints: list, loop: bool, t: float) -> tuple:
+    """The waypoints' values on either side of scenario time `t` and how far between them
+    (0 ≤ share < 1): the first or last held before or after them (share 0), the script
+    repeated with the period of its last waypoint when `loop`."""
+    period = waypoints[-1][0]
+    if loop and period > 0:
+        t = t % period
+    i = bisect.bisect_right(times, t)
+    if i == 0 or i >= len(waypoints):
+        value = waypoints[0 if i == 0 else -1][1]
+        return value, value, 0.0
+    (t0, v0), (t1, v1) = waypoints[i - 1], waypoints[i]
+    return v0, v1, (t - t0) / (t1 - t0)
+
+
 class PathXY:
     """A tag's position over scenario time: waypoints (t seconds, [x, y] or null), linear
     in between, held before the first and after the last; `loop` repeats the script with
@@ -123,21 +137,9 @@ class PathXY:
         return cls([(0.0, position)])
 
     def position_at(self, t: float) -> Point | None:
-        points = self.waypoints
-        period = points[-1][0]
-        if self.loop and period > 0:
-            t = t % period
-        i = bisect.bisect_right(self._times, t)
-        if i == 0:
-            return points[0][1]
-        if i >= len(points):
-            return points[-1][1]
-        (t0, p0), (t1, p1) = points[i - 1], points[i]
-        if p0 is None or p1 is None:
-            return p0 if t < t1 else p1
-        if t1 == t0:
-            return p1
-        share = (t - t0) / (t1 - t0)
+        p0, p1, share = waypoint_at(self._times, self.waypoints, self.loop, t)
+        if p0 is None or p1 is None or share == 0.0:
+            return p0
         return p0[0] + (p1[0] - p0[0]) * share, p0[1] + (p1[1] - p0[1]) * share
 
 

@@ -10,7 +10,6 @@ uniformly random in 0…10 ms.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import dataclasses
 import math
 import random
@@ -21,7 +20,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from . import ad, proof
 from .peer import TagPeer
-from .rooms import PathXY, Point, path_from_spec
+from .rooms import PathXY, Point, path_from_spec, waypoint_at
 
 ADV_DELAY_MAX_S = 0.010
 FAR_AWAY_M = float("inf")
@@ -48,22 +47,11 @@ class Trajectory:
         return cls([(0.0, distance_m)])
 
     def distance_at(self, t: float) -> float:
-        points = self.waypoints
-        period = points[-1][0]
-        if self.loop and period > 0:
-            t = t % period
-        i = bisect.bisect_right(self._times, t)
-        if i == 0:
-            return points[0][1]
-        if i >= len(points):
-            return points[-1][1]
-        (t0, d0), (t1, d1) = points[i - 1], points[i]
+        d0, d1, share = waypoint_at(self._times, self.waypoints, self.loop, t)
         if d0 == FAR_AWAY_M or d1 == FAR_AWAY_M:
             # Arriving from / leaving to "nowhere" has no midpoint: step at the far end.
-            return d0 if t < t1 else d1
-        if t1 == t0:
-            return d1
-        return d0 + (d1 - d0) * (t - t0) / (t1 - t0)
+            return d0
+        return d0 + (d1 - d0) * share
 
 
 @dataclasses.dataclass
