@@ -197,11 +197,14 @@ public final class TransportDriver {
         }
     }
 
-    /// While reading pauses, reads at once what waits (a decision is due that must see
-    /// the reports that arrived before it); gathering then goes on as after any read.
+    /// Reads at once what waits (a decision is due that must see the reports that arrived
+    /// before it); gathering then goes on as after any read. Also when reading does not
+    /// pause: a loop held up (a slow disk sync, a starved CPU) finds the decision's timer
+    /// and the waiting input due in the same turn, and the timers come first. With nothing
+    /// waiting this is one receive that finds nothing.
     public func readWaitingInput() {
-        guard resumeReadingTimer != nil, registration != nil else { return }
-        resumeReading()
+        guard registration != nil else { return }
+        if resumeReadingTimer != nil { resumeReading() }
         readable()
     }
 

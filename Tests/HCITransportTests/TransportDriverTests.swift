@@ -202,6 +202,27 @@ final class TransportDriverTests: XCTestCase {
         XCTAssertEqual(got.map(\.milliseconds), [0, 15])
     }
 
+    /// A decision due in the same turn as input that waits, reading not paused (the loop
+    /// was held up and its timers come first): `readWaitingInput` reads it before the
+    /// decision, not after it.
+    func testReadingWaitingInputReadsWhatWaitsWhenReadingIsNotPaused() throws {
+        let report = Packets.advertisingReport(address: 1, rssi: -50).h4Bytes
+        var offered = 0
+        var offeredBeforeTheDecision: Int?
+        let got = try batches(gathering: .fixed(.milliseconds(40)), for: .milliseconds(100),
+                              offerInPlace: { _, _ in offered += 1; return false }) { at, peer, driver in
+            at(0) { _ = try? writeAll(peer, report) }
+            at(60) {
+                XCTAssertFalse(driver.isReadingPaused, "the pause after the read at 0 ms has ended")
+                _ = try? writeAll(peer, report)
+                driver.readWaitingInput()
+                offeredBeforeTheDecision = offered
+            }
+        }
+        XCTAssertEqual(offeredBeforeTheDecision, 2, "the report waiting at 60 ms is read before the decision")
+        XCTAssertEqual(got.map(\.milliseconds), [0, 60])
+    }
+
     /// A command sent keeps reading live until its Command Complete is read, however long
     /// `answerWait` is; then reports gather again.
     func testACommandIsAwaitedUntilItsAnswerThenReportsGatherAgain() throws {
