@@ -40,9 +40,13 @@ final class NeighbourHandoverTests: XCTestCase {
             a.stay(0, rssi: -58, seconds: 1)
         }
         XCTAssertEqual(a.state(0), .nearby, "B holds them: not taken at once")
-        // At a seat 4 dB ahead of B: the strongest, but less than the margin (SPEC §17).
-        XCTAssertNil(secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 15),
-                     "a checkin leads every fresh sighting by margin_db, a mover's too")
+        // At a seat 4 dB ahead of B: the strongest, but less than the margin. Not by the
+        // margin, then: after 10 s as the strongest (SPEC §17's exception), confirmed by a
+        // report made 3 s after that began, not before.
+        let taken = secondsToCheckIn(&a, own: -66, neighbour: -70, holds: true, within: 20)
+        XCTAssertNotNil(taken, "a mover seated by the wall is not left at the door they came from")
+        XCTAssertGreaterThanOrEqual(taken ?? 0, 10, "the strongest for 10 s, not less")
+        XCTAssertLessThanOrEqual(taken ?? 99, 14)
         // 8 dB ahead of B's latest: taken after handover_s, confirmed.
         var b = door()
         tell(&b, rssi: nil)
@@ -54,6 +58,39 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertNotNil(seconds, "the margin over B's latest for handover_s after coming through this doorway")
         XCTAssertLessThanOrEqual(seconds ?? 99, 6)
         XCTAssertEqual(b.store.events(.checkin).count, 1)
+    }
+
+    /// One of the neighbour's reports caught in a deep fade makes this door lead it by the
+    /// doorway's lead; a person seated across the wall is not a mover for that.
+    func testOneReportInADeepFadeIsNotADoorway() {
+        var a = door()
+        tell(&a, rssi: nil)
+        // B holds them at its seat by the wall; this door hears them about as well.
+        for _ in 0 ..< 5 {
+            tell(&a, rssi: -66, holds: true)
+            a.stay(0, rssi: -66, seconds: 1)
+        }
+        tell(&a, rssi: -80, holds: true)
+        a.stay(0, rssi: -66, seconds: 1)
+        XCTAssertNil(secondsToCheckIn(&a, own: -64, neighbour: -66, holds: true, within: 20),
+                     "14 dB ahead of one report: not through this doorway, and 2 dB the stronger takes nobody B holds")
+    }
+
+    /// Past this doorway and on to the neighbour's: the neighbour's report leads this door by
+    /// the doorway's lead, and the passage here is forgotten.
+    func testOneWhoWalkedPastThisDoorwayToTheNeighboursIsNoMoverHere() {
+        var a = door()
+        tell(&a, rssi: nil)
+        for _ in 0 ..< 3 {
+            tell(&a, rssi: -78, holds: true)
+            a.stay(0, rssi: -58, seconds: 1)
+        }
+        for _ in 0 ..< 3 {
+            tell(&a, rssi: -52, holds: true)
+            a.stay(0, rssi: -72, seconds: 1)
+        }
+        XCTAssertNil(secondsToCheckIn(&a, own: -64, neighbour: -66, holds: true, within: 20),
+                     "seated by the wall in B, 2 dB the stronger here: B keeps them")
     }
 
     func testAPersonAtTheWallSeatTheNeighbourHoldsIsNotTakenWithoutTheMargin() {

@@ -41,8 +41,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// neighbours' latest sightings, came in through this door's doorway: a seat across
     /// the wall never gives that lead (the wall's loss is against it).
     public static let doorwayLeadDB = 6
-    /// For this long after, a person a neighbour holds is taken here by the strongest
-    /// (against the neighbours' latest sightings) for `handover_s`, without the margin.
+    /// For this long after, a person a neighbour holds is taken here by the margin over
+    /// the neighbours' latest sightings for `handover_s`, or as the strongest against them
+    /// for `strongestAlone` (docs/neighbours.md, "The rule").
     public static let doorwayMemory: Duration = .seconds(30)
     /// A door reports what it hears this often.
     public static let reportPeriod: Duration = .seconds(1)

@@ -36,6 +36,11 @@ struct Neighbourhood: Sendable {
     /// When this door last led a person by the doorway's lead (they came in through its
     /// doorway).
     var doorwayAt: [Int64] = []
+    /// When the neighbours' report was made against which this door first led the person
+    /// by the doorway's lead (`never`: none lately).
+    var doorwayFirstReport: [Int64] = []
+    /// When a second report confirmed the passage (`never`: not lately).
+    var doorwayConfirmedAt: [Int64] = []
     /// Sightings of persons this door does not know (another door's roster).
     var unknownPersons = 0
 
@@ -67,6 +72,8 @@ struct Neighbourhood: Sendable {
         ownPeak = Array(repeating: Int8.min, count: personIds.count)
         ownPeakAt = Array(repeating: Self.never, count: personIds.count)
         doorwayAt = Array(repeating: Self.never, count: personIds.count)
+        doorwayFirstReport = Array(repeating: Self.never, count: personIds.count)
+        doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
     }
 
     /// Whether the start's wait still holds check-ins back at `now`.
@@ -85,6 +92,34 @@ struct Neighbourhood: Sendable {
 
     /// `lead` dB is the doorway's: the margin and `doorwayLeadDB` more.
     func isDoorwayLead(_ lead: Int) -> Bool { reachesMargin(lead &- NeighbourSetup.doorwayLeadDB) }
+
+    /// This door leads the person by the doorway's lead against a neighbour's report made
+    /// at `report`: they came through this doorway. Confirmed once two of the neighbours'
+    /// reports made within `confirm` show it: one report caught in a deep fade at the
+    /// neighbour is not a person in this doorway, and only a confirmed passage lets this
+    /// door take a person a neighbour holds as the strongest, without the margin.
+    mutating func doorwayLead(person: Int, report: Int64, now: Int64) {
+        doorwayAt[person] = now
+        let first = doorwayFirstReport[person]
+        if first == Self.never || report &- first > confirm || report < first {
+            doorwayFirstReport[person] = report
+        } else if report != first {
+            doorwayConfirmedAt[person] = now
+        }
+    }
+
+    /// The person's passage through this doorway is forgotten (they went on to a
+    /// neighbour's, or they moved out).
+    mutating func forgetDoorway(person: Int) {
+        doorwayAt[person] = Self.never
+        doorwayConfirmedAt[person] = Self.never
+        doorwayFirstReport[person] = Self.never
+    }
+
+    /// Whether two reports confirmed the passage within `doorwayMemory`.
+    func cameThroughDoorwayConfirmed(person: Int, now: Int64) -> Bool {
+        doorwayConfirmedAt[person] != Self.never && now &- doorwayConfirmedAt[person] <= doorwayMemory
+    }
 
     /// Whether the person came in through this door's doorway within `doorwayMemory`.
     func cameThroughDoorway(person: Int, now: Int64) -> Bool {

@@ -23,9 +23,10 @@ extension PresenceEngine {
     /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
     /// neighbour's report made `confirm` after this door heard the person best since the
     /// lead began; or a neighbour holds them and they came through this doorway, and this
-    /// door has led the neighbours' latest by the margin for `handover_s`; or
-    /// nobody holds them and this door has been the strongest, above `enter_rssi`, for
-    /// 10 s. `above`: the signal exceeds `enter_rssi` (the caller checks it for the
+    /// door has led the neighbours' latest by the margin for `handover_s` (or, the passage
+    /// confirmed by two reports, been the strongest against them for 10 s); or nobody
+    /// holds them and this door has been the strongest, above `enter_rssi`, for 10 s.
+    /// `above`: the signal exceeds `enter_rssi` (the caller checks it for the
     /// checkin itself).
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
         guard neighbourhood != nil else { return true }
@@ -43,10 +44,21 @@ extension PresenceEngine {
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does.
         if neighbourhood!.isDoorwayLead(max(own, recentSignal(person: person, now: now) ?? own) - latest.rssi) {
-            neighbourhood!.doorwayAt[person] = now
+            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
-            return takesOver(person: person, now: now, lead: own - latest.rssi, reportMade: latest.time)
+            let byMargin = takesOver(person: person, now: now, lead: own - latest.rssi, reportMade: latest.time)
+            guard neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) else {
+                neighbourhood!.strongestSince[person] = Self.never
+                return byMargin
+            }
+            // Or, as for a person nobody leads, after 10 s as the strongest above
+            // `enter_rssi` (SPEC §17's exception): a mover seated where this door leads by
+            // less than the margin (by the wall) is not left at the door they came from.
+            // Only for one whose passage through this doorway two reports confirmed: a
+            // seat across the wall is held where it is.
+            return byMargin || strongestLongEnough(person: person, now: now, above: above, lead: own - latest.rssi,
+                                                   reportMade: latest.time)
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
         // fading there does not make this door lead.
@@ -75,9 +87,30 @@ extension PresenceEngine {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
+        return takes || strongestLongEnough(person: person, now: now, above: true, lead: lead, reportMade: best.time)
+    }
+
+    /// This door has been the strongest (`lead` over the neighbours' strongest fresh
+    /// sighting above 0), above `enter_rssi`, for 10 s, confirmed by a neighbour's report
+    /// made `confirm` after that began.
+    mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, lead: Int, reportMade: Int64) -> Bool {
+        guard above, lead > 0 else {
+            neighbourhood!.strongestSince[person] = Self.never
+            return false
+        }
         if neighbourhood!.strongestSince[person] == Self.never { neighbourhood!.strongestSince[person] = now }
         let strongest = neighbourhood!.strongestSince[person]
-        return takes || (now &- strongest >= neighbourhood!.strongestAlone && best.time &- strongest >= neighbourhood!.confirm)
+        return now &- strongest >= neighbourhood!.strongestAlone && reportMade &- strongest >= neighbourhood!.confirm
+    }
+
+    /// A neighbour that leads this door by the doorway's lead has the person at its own
+    /// doorway: one who passed this doorway on the way there walked past it, and did not
+    /// come in through it.
+    mutating func forgetDoorwayPassedBy(person: Int, neighbourRSSI: Int, now: Int64) {
+        guard neighbourhood!.doorwayAt[person] != Self.never else { return }
+        let heard = heardSignal(person: person, now: now)
+        let own = max(heard ?? Int(Int8.min), recentSignal(person: person, now: now) ?? Int(Int8.min))
+        if neighbourhood!.isDoorwayLead(neighbourRSSI - own) { neighbourhood!.forgetDoorway(person: person) }
     }
 
     /// A person a neighbour holds who came in through this door's doorway (a mover, not a
@@ -85,7 +118,6 @@ extension PresenceEngine {
     /// sightings by `margin_db` for `handover_s` (SPEC §17: a checkin leads every fresh
     /// sighting by the margin), confirmed by a report made `confirm` after that began.
     mutating func takesOver(person: Int, now: Int64, lead: Int, reportMade: Int64) -> Bool {
-        neighbourhood!.strongestSince[person] = Self.never
         guard neighbourhood!.reachesMargin(lead) else {
             neighbourhood!.leadingSince[person] = Self.never
             return false
@@ -134,7 +166,7 @@ extension PresenceEngine {
         neighbourhood!.ledSince[person] = Self.never
         neighbourhood!.strongestSince[person] = Self.never
         neighbourhood!.leadingSince[person] = Self.never
-        neighbourhood!.doorwayAt[person] = Self.never
+        neighbourhood!.forgetDoorway(person: person)
         let next: PresenceState = now &- slot.lastSample >= limits.awayAfter ? .outside : .nearby
         endVisit(person: person, timestamp: timestamp, decidedAt: now, series: series, next: next, stateAt: now,
                  movedTo: neighbourhood!.table.ids[neighbour], into: &events)
@@ -180,6 +212,7 @@ extension PresenceEngine {
             let person = Int(index)
             neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
                                         time: made, at: now)
+            forgetDoorwayPassedBy(person: person, neighbourRSSI: Int(sighting.rssi), now: now)
             fireDue(person: person, now: now, into: &events)
             if persons[person].state == .nearby { evaluate(person: person, now: now, into: &events) }
             followLead(person: person, now: now, into: &events)
