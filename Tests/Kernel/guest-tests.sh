@@ -125,12 +125,15 @@ supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
 # sample_pads FILE: "seconds green amber red" every ~20 ms until killed, with builtins
 # only (read -t on a pipe nobody writes is a sleep without a fork), so the samples stay
 # dense enough under TCG to see the 100 ms blinks of docs/leds.md.
+# The three pads are three reads; one that straddles a change of pattern would mix the
+# old and the new, so a sample counts only when a second read of all three agrees.
 sample_pads() {
-  local g a r tick
+  local g a r g2 a2 r2 tick
   exec {tick}<> <(:)
   while :; do
     read -r g <"$pads/sim_gpio0/value"; read -r a <"$pads/sim_gpio1/value"; read -r r <"$pads/sim_gpio2/value"
-    echo "$EPOCHREALTIME $g $a $r"
+    read -r g2 <"$pads/sim_gpio0/value"; read -r a2 <"$pads/sim_gpio1/value"; read -r r2 <"$pads/sim_gpio2/value"
+    [ "$g$a$r" = "$g2$a2$r2" ] && echo "$EPOCHREALTIME $g $a $r"
     read -r -t 0.02 -u "$tick" _
   done >"$1"
 }

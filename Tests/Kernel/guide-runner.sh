@@ -41,11 +41,15 @@ chip=$(cat "$sim/bank0/chip_name")
 [ "$chip" = gpiochip0 ] || { echo "the simulated header is $chip, not gpiochip0"; exit 1; }
 pads=/sys/devices/platform/$(cat "$sim/dev_name")/$chip
 # Every change of the three LEDs' pads (BCM 17 green, 27 amber, 22 red), with the time.
+# The three pads are three reads: one that straddles a change of pattern mixes the old
+# and the new (seen under TCG: green and amber of "all three" with red of "off"). A
+# sample counts only when a second read of all three agrees with the first.
 (
   last=""
   while :; do
     read -r g <"$pads/sim_gpio17/value"; read -r a <"$pads/sim_gpio27/value"; read -r r <"$pads/sim_gpio22/value"
-    if [ "$g$a$r" != "$last" ]; then echo "${EPOCHREALTIME} $g $a $r"; last=$g$a$r; fi
+    read -r g2 <"$pads/sim_gpio17/value"; read -r a2 <"$pads/sim_gpio27/value"; read -r r2 <"$pads/sim_gpio22/value"
+    if [ "$g$a$r" = "$g2$a2$r2" ] && [ "$g$a$r" != "$last" ]; then echo "${EPOCHREALTIME} $g $a $r"; last=$g$a$r; fi
     sleep 0.02
   done
 ) >"$out/pads.txt" &
