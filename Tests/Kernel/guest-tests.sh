@@ -122,11 +122,16 @@ fi
 # --- LEDs and run: beacon-gateway on hci0 with [leds] on that chip -----------------------
 # An unknown subcommand's --help prints the top-level help with exit 0: look at the usage.
 supports() { "$gateway" "$1" --help 2>&1 | grep -q "USAGE: beacon-gateway $1"; }
-# sample_pads FILE: "seconds green amber red" every ~20 ms until killed, with builtins
-# only (read -t on a pipe nobody writes is a sleep without a fork), so the samples stay
-# dense enough under TCG to see the 100 ms blinks of docs/leds.md.
+# sample_pads NAME: "seconds green amber red" into $samples/NAME every ~20 ms until
+# killed, with builtins only (read -t on a pipe nobody writes is a sleep without a fork),
+# so the samples stay dense enough under TCG to see the 100 ms blinks of docs/leds.md.
 # The three pads are three reads; one that straddles a change of pattern would mix the
 # old and the new, so a sample counts only when a second read of all three agrees.
+# $samples is in the guest's memory (tmpfs), copied to $out by stop_sampler: appended to
+# $out (9p, no cache), every sample is a round trip through QEMU to the host, and on a
+# loaded host one slow round trip stalls the sampler (the tests fail a 0.3 s stall).
+samples=/dev/shm/pad-samples
+mkdir -p "$samples"
 sample_pads() {
   local g a r g2 a2 r2 tick
   exec {tick}<> <(:)
@@ -135,20 +140,30 @@ sample_pads() {
     read -r g2 <"$pads/sim_gpio0/value"; read -r a2 <"$pads/sim_gpio1/value"; read -r r2 <"$pads/sim_gpio2/value"
     [ "$g$a$r" = "$g2$a2$r2" ] && echo "$EPOCHREALTIME $g $a $r"
     read -r -t 0.02 -u "$tick" _
-  done >"$1"
+  done >"$samples/$1"
 }
-# stop_sampler FILE PID: ends the sampler once it has written a sample begun after this
-# call (the pads as the program just ended left them), at most ~5 s later. Killing it at
-# once could drop that last state under a slow guest.
+# start_sampler NAME: sample_pads NAME in the background (its pid in $sampler), returning
+# once it has written its first sample, so that a pattern shown right after (the lamp
+# test's 300 ms) cannot pass before a sampler still starting in a slow guest.
+start_sampler() {
+  sample_pads "$1" & sampler=$!
+  wait_for 20 test -s "$samples/$1"
+}
+# stop_sampler NAME PID: ends the sampler once it has written a sample begun after this
+# call (the pads as the program just ended left them), at most ~5 s later, and copies its
+# samples to $out/NAME. Killing it at once could drop that last state under a slow
+# guest. A sample is stamped when written, after its reads: the last sample was read
+# after this call once the one before it was written after it.
 stop_sampler() {
-  local file=$1 pid=$2 ended=${EPOCHREALTIME/./} last tries=0
+  local name=$1 pid=$2 ended=${EPOCHREALTIME/./} before tries=0
   while ((tries++ < 250)); do
-    last=$(tail -n 1 "$1")
-    set -- "$file" "$pid" $last
+    before=$(tail -n 2 "$samples/$name" | head -n 1)
+    set -- "$name" "$pid" $before
     [ $# -eq 6 ] && (( ${3/./} > ended )) && break
     sleep 0.02
   done
   kill "$pid"; wait "$pid" 2>/dev/null
+  cp "$samples/$name" "$out/$name"
 }
 leds_chip=""
 if ! supports leds; then
@@ -159,9 +174,9 @@ else
   leds_chip=$chip
   step "leds test on $chip"
   bash Tests/Kernel/run-config.sh /tmp/leds-state "$chip" >"$out/leds-config.toml"
-  sample_pads "$out/leds-test.samples" & sampler=$!
+  start_sampler leds-test.samples
   record leds-test timeout 60 "$gateway" leds test --config "$out/leds-config.toml" --seconds 0.5
-  stop_sampler "$out/leds-test.samples" "$sampler"
+  stop_sampler leds-test.samples "$sampler"
   # A line held by someone else: the promised message, no crash.
   step "leds test with the red line held by gpioset"
   gpioset -c "$chip" red=0 2>/dev/null & holder=$!
@@ -179,11 +194,26 @@ ask_host() {
   echo "$EPOCHREALTIME" >"$out/controller-$1.request"
   wait_for 20 test -s "$out/controller-$1.done"
 }
-green_steady() { pad_is 0 1 && pad_is 2 0; }
+# Green lit and red dark in every sample of the sampler's last 0.5 s (the newest at most
+# 1 s old). Two pad reads (pad_is 0 1 && pad_is 2 0, forks ~100 ms apart under TCG) were
+# two moments, and one moment is not steady: a decision's green blink over a dark phase
+# of red's 4 Hz blink could pass for it.
+green_steady() {
+  local now=${EPOCHREALTIME/./} newest="" lines i
+  mapfile -t lines < <(tail -n 60 "$samples/run.samples")
+  for ((i = ${#lines[@]} - 1; i >= 0; i--)); do
+    set -- ${lines[i]}
+    [ $# -eq 4 ] && [ "$2 $4" = "1 0" ] || return 1
+    [ -n "$newest" ] || newest=${1/./}
+    (( now - newest <= 1000000 )) || return 1
+    (( newest - ${1/./} >= 500000 )) && return 0
+  done
+  return 1
+}
 # Red lit in one of the sampler's last ~0.3 s of samples: polling the pad itself (a fork
 # or two per look, ~250 ms apart under TCG) can alias with a 4 Hz blink and see only its
 # dark half.
-red_lit() { tail -n 15 "$out/run.samples" | grep -q ' 1$'; }
+red_lit() { tail -n 15 "$samples/run.samples" | grep -q ' 1$'; }
 # controller_outage: while `run` scans on hci0, take the controller away until the red LED
 # has blinked for a few seconds, then give it back and wait for steady green. The times
 # (guest clock, as the samples) go to controller-outage.txt for the host-side test.
@@ -235,13 +265,13 @@ else
   step "run on hci0 for ${run_seconds} s"
   bash Tests/Kernel/run-config.sh /tmp/run-state "$leds_chip" >"$out/run-config.toml"
   record check-config "$gateway" check-config --config "$out/run-config.toml"
-  [ -z "$leds_chip" ] || { sample_pads "$out/run.samples" & sampler=$!; }
+  [ -z "$leds_chip" ] || start_sampler run.samples
   # The capture records each report at the time presence counts it (the kernel's stamp).
   record run run_for "$run_seconds" "$gateway" run --config "$out/run-config.toml" --capture "$out/run.btsnoop" &
   runner=$!
   [ -z "$leds_chip" ] || controller_outage
   wait "$runner"
-  [ -z "$leds_chip" ] || stop_sampler "$out/run.samples" "$sampler"
+  [ -z "$leds_chip" ] || stop_sampler run.samples "$sampler"
   record outbox "$gateway" outbox list --config "$out/run-config.toml" --state all --json
   step "run ended (exit $(cat "$out/run.rc"))"
 fi
@@ -259,17 +289,21 @@ disk_trouble_run() {
   dd if=/dev/zero of="$state/filler" bs=4096 2>/dev/null
   bash Tests/Kernel/run-config.sh "$state" "$leds_chip" >"$out/disk-config.toml"
   step "run with a full state directory"
-  sample_pads "$out/disk.samples" & sampler=$!
-  record disk run_for "${DISK_RUN_SECONDS:-30}" "$gateway" run --config "$out/disk-config.toml" &
-  runner=$!
+  start_sampler disk.samples
+  "$gateway" run --config "$out/disk-config.toml" >"$out/disk.out" 2>"$out/disk.err" & runner=$!
   if wait_for 30 grep -q "events cannot be stored" "$out/disk.err"; then echo "full $EPOCHREALTIME" >>"$times"; fi
   sleep 4
   rm -f "$state/filler"
   echo "freed $EPOCHREALTIME" >>"$times"
   step "disk trouble: space freed; waiting for the store"
   if wait_for 40 grep -q "events are stored again" "$out/disk.err"; then echo "recovered $EPOCHREALTIME" >>"$times"; fi
-  wait "$runner"
-  stop_sampler "$out/disk.samples" "$sampler"
+  # Amber dark after the recovery: watched for a while, then the agent is stopped the way
+  # systemd stops it. The recovery ends the run, not a fixed length from its start: the
+  # store's retries back off (1 s, doubling), and a slow start that missed one left too
+  # little of a 30 s run after the recovery (or none).
+  sleep "${DISK_AFTER_SECONDS:-8}"
+  kill -TERM "$runner"; wait "$runner"; echo $? >"$out/disk.rc"
+  stop_sampler disk.samples "$sampler"
   umount "$state"
   step "disk trouble run ended (exit $(cat "$out/disk.rc"))"
 }
@@ -314,7 +348,7 @@ readonly_run() {
   fi
   bash Tests/Kernel/run-config.sh "$state" "$leds_chip" >"$out/readonly-config.toml"
   step "run with its state directory on ext4 ($dev, errors=remount-ro)"
-  sample_pads "$out/readonly.samples" & sampler=$!
+  start_sampler readonly.samples
   "$gateway" run --config "$out/readonly-config.toml" >"$out/readonly.out" 2>"$out/readonly.err" & pid=$!
   if wait_for 60 has_stored "$state"; then echo "stored $EPOCHREALTIME" >>"$times"; fi
   step "read-only: an ext4 error under the running agent"
@@ -330,7 +364,7 @@ readonly_run() {
   sleep 25
   echo "stopping $EPOCHREALTIME" >>"$times"
   kill -TERM "$pid"; wait "$pid"; echo $? >"$out/readonly.rc"
-  stop_sampler "$out/readonly.samples" "$sampler"
+  stop_sampler readonly.samples "$sampler"
   step "read-only: agent stopped (exit $(cat "$out/readonly.rc")); unmount, e2fsck, mount"
   umount "$state"; echo $? >"$out/readonly-umount.rc"
   e2fsck -fy "$dev" >"$out/readonly-fsck.txt" 2>&1; echo $? >"$out/readonly-fsck.rc"
