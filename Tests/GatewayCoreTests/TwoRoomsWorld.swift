@@ -87,6 +87,16 @@ struct TwoRoomsWorld {
     var longestDoubleVisit = 0.0
     var longestDoubleVisitWhere = ""
     var doubleVisitSince: [Double?] = []
+    /// Per step, per person in a room: how much more strongly that room's door hears them
+    /// than the other door without the report's noise (path, walls and the slow fading
+    /// only, which no filter of seconds can remove): what the rule could know at best.
+    var meanLeads: [[Float]] = []
+    /// Per step, per person in a room: what its door hears of them on average.
+    var meanOwn: [[Float]] = []
+    /// The doors' `enter_rssi`, for the same rule on `meanOwn`.
+    var enterRSSI = -78.0
+    /// The doors' `margin_db`, for the same rule on `meanLeads` (`Figures.reference…`).
+    var marginDB = 6.0
 
     /// `wallDB`: the loss of the wall between the rooms and of the corridor's front wall.
     init(seed: UInt64, persons plans: [[Step]], setups: [DoorSetup], wallDB: Double = 6) {
@@ -103,6 +113,8 @@ struct TwoRoomsWorld {
         openAt = [Array(repeating: [], count: plans.count), Array(repeating: [], count: plans.count)]
         aliveAt = [[], []]
         doubleVisitSince = Array(repeating: nil, count: plans.count)
+        meanLeads = Array(repeating: [], count: plans.count)
+        meanOwn = Array(repeating: [], count: plans.count)
     }
 
     // MARK: Running
@@ -178,6 +190,14 @@ struct TwoRoomsWorld {
         for door in 0 ..< 2 where alive[door] && !heard[door].isEmpty {
             doors[door].hear(reports: heard[door])
         }
+    }
+
+    /// What `door` hears of person `n` on average: no report noise, the slow fading kept.
+    func meanRSSI(of n: Int, at door: Int) -> Double {
+        let p = persons[n].position
+        let gateway = door == 0 ? Self.gatewayA : Self.gatewayB
+        let distance = max(((p.x - gateway.x) * (p.x - gateway.x) + (p.y - gateway.y) * (p.y - gateway.y)).squareRoot(), 0.5)
+        return radio.txAt1m - 10 * radio.exponent * log10(distance) - wallLoss(p, door: door) + persons[n].slow[door]
     }
 
     mutating func rssi(of n: Int, at door: Int) -> Int? {
@@ -286,7 +306,11 @@ struct TwoRoomsWorld {
 
     mutating func record() {
         for n in persons.indices {
-            regions[n].append(Self.region(persons[n].position).rawValue)
+            let region = Self.region(persons[n].position)
+            regions[n].append(region.rawValue)
+            let own = region == .roomA ? 0 : 1
+            meanLeads[n].append(region.rawValue <= 1 ? Float(meanRSSI(of: n, at: own) - meanRSSI(of: n, at: 1 - own)) : 0)
+            meanOwn[n].append(region.rawValue <= 1 ? Float(meanRSSI(of: n, at: own)) : -127)
             var both = true
             for door in 0 ..< 2 {
                 let open = alive[door] && (doors[door].state(n)?.hasOpenVisit ?? false)
@@ -327,6 +351,18 @@ struct TwoRoomsWorld {
         var handovers: [Double] = []
         /// `moved` checkouts of a person not in the new door's room at the time.
         var movedOutsideTheRoom = 0
+        /// Per handover in `handovers`, the same latency of `referenceTaking` (infinity:
+        /// never within the stay).
+        var referenceHandovers: [Double] = []
+        /// Stays ≥ 10 s that `referenceTaking` misses too.
+        var referenceMissedStays = 0
+
+        /// The `q` quantile of `referenceHandovers`.
+        func referenceHandover(_ q: Double) -> Double {
+            let sorted = referenceHandovers.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(max(Int((q * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
+        }
 
         /// The `q` quantile (0…1) of the handover latencies, nearest rank; 0 with none.
         func handover(_ q: Double) -> Double {
@@ -340,8 +376,28 @@ struct TwoRoomsWorld {
                 + "(\(aloneWrongDoorCheckins) more while the neighbour was dead), \(corridorCheckins) in the corridor, \(moved) moved, "
                 + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere)), "
                 + "handover p50 \(tenths(handover(0.5))) s, p95 \(tenths(handover(0.95))) s, max \(tenths(handover(1))) s "
-                + "(\(handovers.count) into the room, \(movedOutsideTheRoom) elsewhere)"
+                + "(\(handovers.count) into the room, \(movedOutsideTheRoom) elsewhere); without the reports' noise: "
+                + "\(referenceMissedStays) stays missed, handover p50 \(tenths(referenceHandover(0.5))) s, p95 \(tenths(referenceHandover(0.95))) s"
         }
+    }
+
+    /// The rule of docs/neighbours.md on the signal without the reports' noise
+    /// (`meanLeads`, `meanOwn`): steps from `start` until the door of the person's room,
+    /// hearing them above `enter_rssi`, has led by `marginDB` for `handover_s` (5 s) or been
+    /// the stronger for 10 s, within `start ..< end`; nil when neither happens. No door can
+    /// do better on that rule, since the slow fading is the channel's own: it shows how much
+    /// of a delay or a miss is the radio's and how much the rule's.
+    func referenceTaking(_ n: Int, from start: Int, to end: Int) -> Int? {
+        let margin = Float(marginDB), enter = Float(enterRSSI)
+        let handover = Int((5 / step).rounded()), strongest = Int((10 / step).rounded())
+        var leading = 0, stronger = 0
+        for index in start ..< end {
+            let lead = meanLeads[n][index], own = meanOwn[n][index]
+            leading = lead >= margin ? leading + 1 : 0
+            stronger = lead > 0 && own > enter ? stronger + 1 : 0
+            if own > enter, leading >= handover || stronger >= strongest { return index - start + 1 }
+        }
+        return nil
     }
 
     func stepIndex(_ time: Double) -> Int { min(max(Int((time / step).rounded()) - 1, 0), regions.first.map { $0.count - 1 } ?? 0) }
@@ -363,6 +419,9 @@ struct TwoRoomsWorld {
                     if regions[n][index] == newRoom {
                         while index > 0, regions[n][index - 1] == newRoom, aliveAt[1 - door][index - 1] { index -= 1 }
                         figures.handovers.append(time - Double(index + 1) * step)
+                        var end = index
+                        while end < regions[n].count, regions[n][end] == newRoom { end += 1 }
+                        figures.referenceHandovers.append(referenceTaking(n, from: index, to: end).map { Double($0) * step } ?? .infinity)
                     } else {
                         figures.movedOutsideTheRoom += 1
                     }
@@ -395,8 +454,12 @@ struct TwoRoomsWorld {
                     let door = Int(region)
                     if aliveAt[door][index ..< end].allSatisfy({ $0 }) {
                         figures.stays += 1
+                        let reference = referenceTaking(n, from: index, to: end)
+                        if reference == nil { figures.referenceMissedStays += 1 }
                         if !openAt[door][n][index ..< min(end + after, regions[n].count)].contains(true) {
-                            figures.missedStays.append("p\(n) in \(Region(rawValue: region)!) \(Double(index) * step)…\(Double(end) * step) s")
+                            let without = reference.map { "taken after \(tenths(Double($0) * step)) s" } ?? "missed too"
+                            figures.missedStays.append("p\(n) in \(Region(rawValue: region)!) \(Double(index) * step)…\(Double(end) * step) s "
+                                + "(without the reports' noise: \(without))")
                         }
                     }
                 }
