@@ -77,12 +77,25 @@ while IFS=$'\t' read -r kind line user expect stop command; do
   else
     say "step $n (guide line $line) as $user: \$ $command"
     if [ "$stop" -gt 0 ]; then
-      echo "   (runs until stopped: stopped after $stop s)"
-      timeout -s INT "$stop" runuser -l pi -c "$command" </dev/null >"$out/step-$n.out" 2>"$out/step-$n.err"
+      # Stopped as Ctrl-C would: $stop s after its first output (pi's login and the
+      # command's start take seconds of their own under TCG; a fixed $stop s from the
+      # start could stop it before it printed anything), or 60 s after the start without
+      # any. timeout(1) makes the process group and passes the SIGINT on to all of it; a
+      # command still running when stopped has timeout's status, as the guide's plan says.
+      echo "   (runs until stopped: stopped $stop s after its first output)"
+      timeout -s INT $((stop + 90)) runuser -l pi -c "$command" </dev/null >"$out/step-$n.out" 2>"$out/step-$n.err" &
+      follower=$!
+      wait_for 60 test -s "$out/step-$n.out" || true
+      sleep "$stop"
+      if kill -INT "$follower" 2>/dev/null; then
+        wait "$follower"; rc=124
+      else
+        wait "$follower"; rc=$?
+      fi
     else
       runuser -l pi -c "$command" </dev/null >"$out/step-$n.out" 2>"$out/step-$n.err"
+      rc=$?
     fi
-    rc=$?
     echo $rc >"$out/step-$n.rc"
     echo "   exit $rc$([ "$rc" = "$expect" ] || echo "  (the guide says $expect)")"
   fi
