@@ -79,7 +79,7 @@ ROOM_OF = {"door-a": "A", "door-b": "B"}
 DOOR_OF = {"A": "door-a", "B": "door-b"}
 
 
-def rooms_world(people: list["Walker"]) -> dict:
+def rooms_world(people: list["Walker"], slow_sigma_db: float = 2) -> dict:
     front = 6  # the corridor's wall, with a doorway 1 m wide in front of each gateway
     return {
         "name": "two-rooms",
@@ -92,7 +92,7 @@ def rooms_world(people: list["Walker"]) -> dict:
             {"from": [5.3, 0], "to": [6.7, 0], "loss_db": front},
             {"from": [7.7, 0], "to": [11, 0], "loss_db": front},
         ],
-        "fading": {"slow_sigma_db": 2, "slow_tau_s": 30, "deep_fade_chance": 0.05, "deep_fade_db": 10,
+        "fading": {"slow_sigma_db": slow_sigma_db, "slow_tau_s": 30, "deep_fade_chance": 0.05, "deep_fade_db": 10,
                    "loss_chance": 0.1},
         "tags": [world_tag(p.index, path=p.path()) for p in people],
     }
@@ -267,9 +267,10 @@ class TwoDoors:
     """The world, the broker and both doors, with the scenario clock: scenario second 0 is
     the `restart-script` once both doors scan and are on the bus."""
 
-    def __init__(self, gateway_bin, world_factory, agents, servers, broker, tmp_path, people: list[Walker]) -> None:
+    def __init__(self, gateway_bin, world_factory, agents, servers, broker, tmp_path, people: list[Walker],
+                 slow_sigma_db: float = 2) -> None:
         self.people = people
-        self.world = world_factory(rooms_world(people), seed=0x516E)
+        self.world = world_factory(rooms_world(people, slow_sigma_db), seed=0x516E)
         self.broker = broker
         self.binary = gateway_bin
         self.start_agent = agents
@@ -530,8 +531,16 @@ def events_at(doors: TwoDoors, door: str, kind: str, user: str, **fields) -> lis
 
 
 def wait_event(doors: TwoDoors, door: str, kind: str, user: str, timeout: float, **fields) -> dict:
-    found = wait_until(lambda: events_at(doors, door, kind, user, **fields), timeout,
-                       f"{kind} of {user} at {door} {fields or ''}\n{doors.timeline()}")
+    started = doors.now()
+    try:
+        found = wait_until(lambda: events_at(doors, door, kind, user, **fields), timeout, f"{kind} of {user} at {door} {fields or ''}")
+    except AssertionError as failure:
+        # What the doors decided and heard until now (not when the wait began), and, every
+        # 2 s of the wait, what each radio gave the person and what the doors' reports said.
+        index = int(user.split("_")[1]) - 1
+        heard = "\n".join(f"  {t:6.1f} s  radio [{doors.radio_at(t, index)}]  reports [{doors.reports_at(t, index)}]"
+                          for t in (started + 2 * k for k in range(int((doors.now() - started) / 2) + 1)))
+        raise AssertionError(f"{failure}\n{doors.timeline()}\n{user} during the wait:\n{heard}") from None
     return found[0]
 
 
@@ -599,7 +608,13 @@ def test_a_door_killed_and_restarted_checks_in_nobody_next_door_and_loses_no_eve
     # Arrives by A's wall while door B is dead, and is seated there when B starts again: B
     # hears them above enter_rssi at once.
     newcomer = into_a(Walker(2, 12, WEST), WALL_SEAT_A[0]).sit(600)
-    doors = TwoDoors(gateway_bin, world_factory, agents, servers, mqtt_broker, tmp_path, [seated_a, seated_b, newcomer])
+    # Without the slow fading: this test is about the kill and the restart, and needs door
+    # B to hold its person by the wall when killed. With it, a draw that has A hear them
+    # within 2 dB of B for the whole 20 s (seen under load: A +3.8 dB, B −1.4) leaves that
+    # short stay unchecked-in anywhere, as the rule may (docs/neighbours.md, "Status": the
+    # day test and scripts/bench-rooms measure those missed stays, with the fading).
+    doors = TwoDoors(gateway_bin, world_factory, agents, servers, mqtt_broker, tmp_path, [seated_a, seated_b, newcomer],
+                     slow_sigma_db=0)
     a, b, new = (person_id(p.index) for p in (seated_a, seated_b, newcomer))
     wait_event(doors, "door-a", "checkin", a, 30)
     wait_event(doors, "door-b", "checkin", b, 30)

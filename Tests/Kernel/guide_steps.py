@@ -8,7 +8,8 @@ it (a block without one is an error):
     <!-- guide-test: run; skip "scp", "ssh": WHY -->   ... but for the lines starting so
     <!-- guide-test: run; exit 1 "systemctl is-enabled" -->   ... that line exits 1
     <!-- guide-test: run; stop after 5 s "journalctl -u beacon-gateway -f" -->
-                                                ... that line runs until stopped (Ctrl-C)
+                                                ... that line runs until stopped (Ctrl-C),
+                                                5 s after it first printed something
     <!-- guide-test: skip: WHY -->              not run (it needs a real Pi, ...)
     <!-- guide-test: output: WHAT -->           a sample of what a program prints
     <!-- guide-test: config -->                 TOML the test's gateway.toml takes as it is
