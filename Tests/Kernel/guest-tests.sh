@@ -147,6 +147,10 @@ sample_pads() {
 # test's 300 ms) cannot pass before a sampler still starting in a slow guest.
 start_sampler() {
   sample_pads "$1" & sampler=$!
+  # Ahead of the agent and of the tests' own polling (a fork of grep every 50 ms under
+  # TCG) in the guest's one CPU: it sleeps 20 ms a turn, so it takes little, and a stall
+  # of the sampler says nothing about the agent (the tests fail it as such).
+  renice -n -10 -p "$sampler" >/dev/null 2>&1 || echo "the pads sampler runs at the default priority (no renice)"
   wait_for 20 test -s "$samples/$1"
 }
 # stop_sampler NAME PID: ends the sampler once it has written a sample begun after this
