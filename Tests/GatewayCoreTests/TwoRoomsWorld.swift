@@ -358,15 +358,14 @@ struct TwoRoomsWorld {
         var referenceMissedStays = 0
 
         /// The `q` quantile of `referenceHandovers`.
-        func referenceHandover(_ q: Double) -> Double {
-            let sorted = referenceHandovers.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            return sorted[min(max(Int((q * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
-        }
+        func referenceHandover(_ q: Double) -> Double { Self.quantile(q, of: referenceHandovers) }
 
         /// The `q` quantile (0…1) of the handover latencies, nearest rank; 0 with none.
-        func handover(_ q: Double) -> Double {
-            let sorted = handovers.sorted()
+        func handover(_ q: Double) -> Double { Self.quantile(q, of: handovers) }
+
+        /// The `q` quantile (0…1) of `values`, nearest rank; 0 with none.
+        static func quantile(_ q: Double, of values: [Double]) -> Double {
+            let sorted = values.sorted()
             guard !sorted.isEmpty else { return 0 }
             return sorted[min(max(Int((q * Double(sorted.count)).rounded(.up)) - 1, 0), sorted.count - 1)]
         }
