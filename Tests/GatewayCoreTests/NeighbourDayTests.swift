@@ -126,6 +126,17 @@ final class NeighbourDayTests: XCTestCase {
         XCTAssertEqual(taking(lead: [3], own: -70), 100, "the stronger for 10 s")
         XCTAssertNil(taking(lead: [3], own: -80), "below enter_rssi: nobody")
         XCTAssertNil(taking(lead: Array(repeating: 7, count: 40) + [-1], own: -70), "a lead that breaks starts over")
+        // The same rule at the other door: it hears them at `own` − `lead`.
+        func wrongDoor(lead: [Float], own: Float, taken: Int?) -> Bool {
+            world.meanLeads = [lead + Array(repeating: lead.last!, count: 300 - lead.count)]
+            world.meanOwn = [Array(repeating: own, count: 300)]
+            return world.referenceWrongDoor(0, from: 0, to: 300, taken: taken)
+        }
+        XCTAssertTrue(wrongDoor(lead: [-1], own: -70, taken: nil), "the other door the stronger for 10 s, nobody took them")
+        XCTAssertFalse(wrongDoor(lead: [-1], own: -70, taken: 99), "their door took them first: the other needs the margin")
+        XCTAssertTrue(wrongDoor(lead: Array(repeating: 8, count: 60) + [-7], own: -70, taken: 50), "the margin for handover_s")
+        XCTAssertFalse(wrongDoor(lead: [-1], own: -80, taken: nil), "below enter_rssi at the other door: nobody")
+        XCTAssertFalse(wrongDoor(lead: [1], own: -70, taken: nil), "their own door the stronger")
     }
 
     /// `scripts/bench-rooms`: the same day for several walls (`BEACON_GATEWAY_ROOMS_WALLS`,
@@ -138,7 +149,7 @@ final class NeighbourDayTests: XCTestCase {
         let seconds = Self.hours * 3600
         print("bench-rooms: \(Self.seeds.count) seeds × \(tenths(Self.hours)) h, door B dead for 10 min a third of the way through")
         print("| wall dB | margin_db | doors | checkins | wrong door | wrong door, neighbour dead | stays ≥ 10 s missed | "
-            + "handover p50 / p95 / max s (n) | longest double visit s | without the reports' noise: missed, handover p50 / p95 s |")
+            + "handover p50 / p95 / max s (n) | longest double visit s | without the reports' noise: missed, wrong door, handover p50 / p95 s |")
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for wall in walls {
             for neighbours in [false, true] {
@@ -155,6 +166,7 @@ final class NeighbourDayTests: XCTestCase {
                     all.handovers += figures.handovers
                     all.referenceHandovers += figures.referenceHandovers
                     all.referenceMissedStays += figures.referenceMissedStays
+                    all.referenceWrongDoorStays += figures.referenceWrongDoorStays
                     if figures.longestDoubleVisit > all.longestDoubleVisit {
                         all.longestDoubleVisit = figures.longestDoubleVisit
                     }
@@ -164,7 +176,7 @@ final class NeighbourDayTests: XCTestCase {
                 print("| \(tenths(wall)) | \(neighbours ? tenths(max(wall, 6)) : "–") | \(neighbours ? "neighbours" : "alone") | \(all.checkins) | "
                     + "\(all.wrongDoorCheckins.count) | \(all.aloneWrongDoorCheckins) | \(all.missedStays.count) of \(all.stays) | "
                     + "\(handover) | \(tenths(all.longestDoubleVisit)) | "
-                    + (neighbours ? "\(all.referenceMissedStays), \(tenths(all.referenceHandover(0.5))) / \(tenths(all.referenceHandover(0.95))) |" : "– |"))
+                    + (neighbours ? "\(all.referenceMissedStays), \(all.referenceWrongDoorStays), \(tenths(all.referenceHandover(0.5))) / \(tenths(all.referenceHandover(0.95))) |" : "– |"))
                 if neighbours {
                     for line in all.wrongDoorCheckins + all.missedStays { print("  wall \(tenths(wall)): \(line)") }
                 }

@@ -356,6 +356,8 @@ struct TwoRoomsWorld {
         var referenceHandovers: [Double] = []
         /// Stays ≥ 10 s that `referenceTaking` misses too.
         var referenceMissedStays = 0
+        /// Stays ≥ 10 s that `referenceWrongDoor` checks in at the other door.
+        var referenceWrongDoorStays = 0
 
         /// The `q` quantile of `referenceHandovers`.
         func referenceHandover(_ q: Double) -> Double { Self.quantile(q, of: referenceHandovers) }
@@ -376,7 +378,7 @@ struct TwoRoomsWorld {
                 + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere)), "
                 + "handover p50 \(tenths(handover(0.5))) s, p95 \(tenths(handover(0.95))) s, max \(tenths(handover(1))) s "
                 + "(\(handovers.count) into the room, \(movedOutsideTheRoom) elsewhere); without the reports' noise: "
-                + "\(referenceMissedStays) stays missed, handover p50 \(tenths(referenceHandover(0.5))) s, p95 \(tenths(referenceHandover(0.95))) s"
+                + "\(referenceMissedStays) stays missed, \(referenceWrongDoorStays) checked in at the wrong door, handover p50 \(tenths(referenceHandover(0.5))) s, p95 \(tenths(referenceHandover(0.95))) s"
         }
     }
 
@@ -397,6 +399,26 @@ struct TwoRoomsWorld {
             if own > enter, leading >= handover || stronger >= strongest { return index - start + 1 }
         }
         return nil
+    }
+
+    /// Whether the same rule on the signal without the reports' noise would check person
+    /// `n`, in a room from `start ..< end`, in at the other door: that door, hearing them
+    /// above `enter_rssi`, leads by `marginDB` for `handover_s` at any time of the stay, or
+    /// is the stronger for 10 s before the room's door took them (`taken` steps from
+    /// `start`, nil: never). A seat by a thin wall whose slow fading favours the other door
+    /// for that long is such a stay: no door can tell it from a seat in that door's room.
+    func referenceWrongDoor(_ n: Int, from start: Int, to end: Int, taken: Int?) -> Bool {
+        let margin = Float(marginDB), enter = Float(enterRSSI)
+        let handover = Int((5 / step).rounded()), strongest = Int((10 / step).rounded())
+        var leading = 0, stronger = 0
+        for index in start ..< end {
+            let lead = -meanLeads[n][index], other = meanOwn[n][index] + lead
+            leading = lead >= margin ? leading + 1 : 0
+            let untaken = taken.map { index - start + 1 < $0 } ?? true
+            stronger = lead > 0 && other > enter && untaken ? stronger + 1 : 0
+            if other > enter, leading >= handover || stronger >= strongest { return true }
+        }
+        return false
     }
 
     func stepIndex(_ time: Double) -> Int { min(max(Int((time / step).rounded()) - 1, 0), regions.first.map { $0.count - 1 } ?? 0) }
@@ -455,6 +477,7 @@ struct TwoRoomsWorld {
                         figures.stays += 1
                         let reference = referenceTaking(n, from: index, to: end)
                         if reference == nil { figures.referenceMissedStays += 1 }
+                        if referenceWrongDoor(n, from: index, to: end, taken: reference) { figures.referenceWrongDoorStays += 1 }
                         if !openAt[door][n][index ..< min(end + after, regions[n].count)].contains(true) {
                             let without = reference.map { "taken after \(tenths(Double($0) * step)) s" } ?? "missed too"
                             figures.missedStays.append("p\(n) in \(Region(rawValue: region)!) \(Double(index) * step)…\(Double(end) * step) s "
