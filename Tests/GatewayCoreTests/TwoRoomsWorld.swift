@@ -346,8 +346,8 @@ struct TwoRoomsWorld {
         var longestDoubleVisitWhere = ""
         var simulatedHours = 0.0
         /// Per `moved` checkout of a person then in the new door's room: seconds from their
-        /// entering that room (or from that door's coming back, if later) to the checkout at
-        /// the old door.
+        /// entering that room (or from either door's coming back, if later) to the checkout
+        /// at the old door.
         var handovers: [Double] = []
         /// `moved` checkouts of a person not in the new door's room at the time.
         var movedOutsideTheRoom = 0
@@ -434,11 +434,13 @@ struct TwoRoomsWorld {
                 if event.movedTo != nil, let n = Int(event.userId.dropFirst()) {
                     figures.moved += 1
                     // Back from the decision to when the person entered the new door's room
-                    // (or that door came back, if later).
+                    // (or either door came back, if later: a dead door decides nothing).
                     let newRoom = door == 0 ? Region.roomB.rawValue : Region.roomA.rawValue
                     var index = stepIndex(time)
                     if regions[n][index] == newRoom {
-                        while index > 0, regions[n][index - 1] == newRoom, aliveAt[1 - door][index - 1] { index -= 1 }
+                        while index > 0, regions[n][index - 1] == newRoom, aliveAt[1 - door][index - 1], aliveAt[door][index - 1] {
+                            index -= 1
+                        }
                         figures.handovers.append(time - Double(index + 1) * step)
                         var end = index
                         while end < regions[n].count, regions[n][end] == newRoom { end += 1 }
