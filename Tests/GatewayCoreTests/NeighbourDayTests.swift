@@ -93,7 +93,7 @@ final class NeighbourDayTests: XCTestCase {
             for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
             XCTAssertEqual(figures.wrongDoorCheckins.count, 0, "seed \(seed)")
             XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
-            XCTAssertLessThanOrEqual(figures.missedStays.count, 4, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.missedStays.count, 3, "seed \(seed)")
             // Times are on the world's 0.1 s steps: half a step for their sums' rounding.
             XCTAssertLessThanOrEqual(figures.handover(0.5), 8.0 + 0.05,
                                      "seed \(seed): half the movers handed over within 8.0 s of entering")

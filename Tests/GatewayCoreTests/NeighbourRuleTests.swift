@@ -97,6 +97,27 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertEqual(secondsToCheckIn(&a, neighbourRSSI: -63, within: 15), 11, "10 s of being the strongest (from the second sample's valid window)")
     }
 
+    /// "The strongest" is the lead smoothed over 3 s (docs/neighbours.md, "The rule"): one
+    /// neighbour's report as strong as this door (no lead for the 3 s its strongest
+    /// counts) does not start the 10 s over; one 3 dB above this door does.
+    func testTheStrongestIsJudgedOnTheLeadSmoothedOverThreeSeconds() {
+        func secondsToCheckIn(flip: Int8) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            for second in 0 ..< 25 {
+                tell(&a, rssi: second == 4 ? flip : -63)
+                a.stay(0, rssi: -60, seconds: 1)
+                if a.state(0) == .present { return second }
+            }
+            return nil
+        }
+        XCTAssertEqual(secondsToCheckIn(flip: -63), 11, "no flip: as in the test above")
+        XCTAssertEqual(secondsToCheckIn(flip: -60), 11, "no lead for 3 s, smoothed from +3: still the strongest")
+        let restarted = secondsToCheckIn(flip: -57)
+        XCTAssertNotNil(restarted)
+        XCTAssertGreaterThanOrEqual(restarted ?? 0, 4 + 10, "a lead of -3 dB for 3 s: the 10 s start over")
+    }
+
     func testWithoutNeighboursHeardTheDoorDecidesAloneAfterTheStartsWait() {
         var a = door()
         a.hear(0, rssi: -60)

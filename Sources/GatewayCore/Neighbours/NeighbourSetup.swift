@@ -33,6 +33,10 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// a person walking past this doorway into the room next door leads here for a moment,
     /// until the neighbour's reports catch up with them.
     public static let confirm: Duration = .seconds(3)
+    /// Whether this door is the strongest (for a person nobody holds and nobody leads by
+    /// the margin) is judged on its lead smoothed over this long: a lead of a few dB at a
+    /// seat by the wall changes sign on one report's noise, and would start the 10 s over.
+    public static let leadSmoothing: Duration = .seconds(3)
     /// A neighbour's lead over this door that has reached the margin (the start of a
     /// `moved` checkout's time) goes on counting while it stays within this much of it
     /// (dB). This door's own leads need the whole margin throughout.

@@ -19,6 +19,7 @@ struct Neighbourhood: Sendable {
     let strongestAlone: Int64
     let silence: Int64
     let doorwayMemory: Int64
+    let leadSmoothing: Int64
     /// Until when a door that has just started takes nobody in (unless every listed
     /// neighbour has been heard by then): `never` once over.
     var startWaitUntil: Int64
@@ -41,6 +42,10 @@ struct Neighbourhood: Sendable {
     var doorwayFirstReport: [Int64] = []
     /// When a second report confirmed the passage (`never`: not lately).
     var doorwayConfirmedAt: [Int64] = []
+    /// The person's lead over the neighbours' strongest fresh sighting, smoothed over
+    /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately).
+    var smoothedLead: [Float] = []
+    var smoothedAt: [Int64] = []
     /// Sightings of persons this door does not know (another door's roster).
     var unknownPersons = 0
 
@@ -53,6 +58,7 @@ struct Neighbourhood: Sendable {
         strongestAlone = NeighbourSetup.strongestAlone.nanosecondsClamped
         silence = NeighbourSetup.silence.nanosecondsClamped
         doorwayMemory = NeighbourSetup.doorwayMemory.nanosecondsClamped
+        leadSmoothing = NeighbourSetup.leadSmoothing.nanosecondsClamped
         startWaitUntil = now &+ NeighbourSetup.startWait.nanosecondsClamped
         layOut(personIds: personIds)
     }
@@ -74,6 +80,23 @@ struct Neighbourhood: Sendable {
         doorwayAt = Array(repeating: Self.never, count: personIds.count)
         doorwayFirstReport = Array(repeating: Self.never, count: personIds.count)
         doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
+        smoothedLead = Array(repeating: 0, count: personIds.count)
+        smoothedAt = Array(repeating: Self.never, count: personIds.count)
+    }
+
+    /// The person's lead at `now`, smoothed: each new value moves the smoothed one by the
+    /// share of `leadSmoothing` that has passed since the last (an exponential mean over
+    /// time, whatever the rate of reports); after `leadSmoothing` without one, it starts
+    /// afresh from the new value.
+    mutating func smoothLead(person: Int, lead: Int, now: Int64) -> Float {
+        let last = smoothedAt[person]
+        smoothedAt[person] = now
+        if last == Self.never || now < last || now &- last >= leadSmoothing {
+            smoothedLead[person] = Float(lead)
+        } else {
+            smoothedLead[person] += (Float(lead) - smoothedLead[person]) * Float(now &- last) / Float(leadSmoothing)
+        }
+        return smoothedLead[person]
     }
 
     /// Whether the start's wait still holds check-ins back at `now`.

@@ -57,7 +57,7 @@ extension PresenceEngine {
             // less than the margin (by the wall) is not left at the door they came from.
             // Only for one whose passage through this doorway two reports confirmed: a
             // seat across the wall is held where it is.
-            return byMargin || strongestLongEnough(person: person, now: now, above: above, lead: own - latest.rssi,
+            return byMargin || strongestLongEnough(person: person, now: now, above: above, stronger: own > latest.rssi,
                                                    reportMade: latest.time)
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
@@ -83,18 +83,21 @@ extension PresenceEngine {
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
-        guard above, lead > 0, !heldElsewhere else {
+        // The strongest on the lead smoothed over 3 s: at a seat by the wall, where this
+        // door leads by a few dB, one report's noise does not start the 10 s over.
+        let smoothed = neighbourhood!.smoothLead(person: person, lead: lead, now: now)
+        guard above, smoothed > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
-        return takes || strongestLongEnough(person: person, now: now, above: true, lead: lead, reportMade: best.time)
+        return takes || strongestLongEnough(person: person, now: now, above: true, stronger: true, reportMade: best.time)
     }
 
-    /// This door has been the strongest (`lead` over the neighbours' strongest fresh
-    /// sighting above 0), above `enter_rssi`, for 10 s, confirmed by a neighbour's report
-    /// made `confirm` after that began.
-    mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, lead: Int, reportMade: Int64) -> Bool {
-        guard above, lead > 0 else {
+    /// This door has been the strongest (`stronger`: over the neighbours' sightings), above
+    /// `enter_rssi`, for 10 s, confirmed by a neighbour's report made `confirm` after that
+    /// began.
+    mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, stronger: Bool, reportMade: Int64) -> Bool {
+        guard above, stronger else {
             neighbourhood!.strongestSince[person] = Self.never
             return false
         }
