@@ -34,6 +34,10 @@ def point(value, what: str) -> Point:
     return float(value[0]), float(value[1])
 
 
+# The slow fading's step (s): its value holds for a step.
+SLOW_STEP_S = 0.1
+
+
 @dataclasses.dataclass
 class Fading:
     """On top of the radio's `sigma_db` per PDU: a slow fading per gateway and tag
@@ -70,8 +74,10 @@ class Gateway:
     port: int
     index: int
     rng: random.Random
-    # Per tag id: the slow fading's value (dB) and the loop time it was drawn at.
-    slow: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)
+    # The world's seed: each tag's slow fading here is drawn from its own generator.
+    seed: int = 0
+    # Per tag id: the slow fading's value (dB), its step, and the generator it is drawn from.
+    slow: dict[str, tuple[float, int, random.Random]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -203,7 +209,7 @@ class Rooms:
             if not 0 <= port <= 65535:
                 raise ValueError(f"gateway {gateway_id!r}: port must be within 0…65535")
             gateways.append(Gateway(gateway_id, point(spec.get("position"), f"gateway {gateway_id!r}: position"), port,
-                                    index, random.Random(seed * 7_919 + 104_729 * (index + 1))))
+                                    index, random.Random(seed * 7_919 + 104_729 * (index + 1)), seed))
         walls = []
         for spec in scenario.get("walls", []):
             unknown = set(spec) - WALL_KEYS
@@ -246,18 +252,27 @@ class Rooms:
         return mean is not None and mean >= radio.min_rssi
 
     def slow_fading(self, gateway: Gateway, tag_id: str, now: float) -> float:
-        """The gateway's slow fading of this tag at loop time `now`: an Ornstein–Uhlenbeck
-        process, stepped exactly over the time since it was last drawn."""
+        """The gateway's slow fading of this tag at `now` (seconds since the scenario's
+        script started): an Ornstein–Uhlenbeck process on steps of `SLOW_STEP_S`, drawn
+        from a generator of its own seeded by the world's seed, the gateway and the tag. It
+        is a function of the seed and the time only: a busy machine, which moves when each
+        PDU is drawn, does not change what the radio does (a script started again starts
+        it again)."""
         sigma = self.fading.slow_sigma_db
         if sigma <= 0:
             return 0.0
-        value, then = gateway.slow.get(tag_id, (None, now))
-        if value is None:
-            value = gateway.rng.gauss(0.0, sigma)  # stationary from the start
-        elif now > then:
-            decay = math.exp(-(now - then) / self.fading.slow_tau_s)
-            value = value * decay + sigma * math.sqrt(1 - decay * decay) * gateway.rng.gauss(0.0, 1.0)
-        gateway.slow[tag_id] = (value, max(now, then))
+        step = max(int(now / SLOW_STEP_S), 0)
+        state = gateway.slow.get(tag_id)
+        if state is None or step < state[1]:
+            rng = random.Random(f"slow fading {gateway.seed} {gateway.index} {tag_id}")
+            state = (rng.gauss(0.0, sigma), 0, rng)  # stationary from the start
+        value, at, rng = state
+        decay = math.exp(-SLOW_STEP_S / self.fading.slow_tau_s)
+        spread = sigma * math.sqrt(1 - decay * decay)
+        while at < step:
+            value = value * decay + spread * rng.gauss(0.0, 1.0)
+            at += 1
+        gateway.slow[tag_id] = (value, at, rng)
         return value
 
     def sample(self, radio: RadioModel, position: Point | None, gateway: Gateway, tag_id: str, now: float,

@@ -165,7 +165,7 @@ class World:
         tx = tag.tx_power_at_1m if tag is not None else None
         if self.rooms is not None and gateway is not None and tag is not None:
             return self.rooms.sample(self.radio, tag.position_at(self.scenario_time()), gateway, tag.id,
-                                     self.loop.time(), tx)
+                                     self.uptime(), tx)
         return self.radio.sample(self.distance_of(tag), rng, tx)
 
     def count_reports(self, tag: Tag | None, _address: hci.Address, count: int) -> None:
