@@ -389,14 +389,24 @@ struct TwoRoomsWorld {
     /// do better on that rule, since the slow fading is the channel's own: it shows how much
     /// of a delay or a miss is the radio's and how much the rule's.
     func referenceTaking(_ n: Int, from start: Int, to end: Int) -> Int? {
+        referenceRule(n, from: start, to: end, otherDoor: false, strongerBefore: nil)
+    }
+
+    /// The rule on the mean signal at the door of the person's room or (`otherDoor`) at the
+    /// other, which hears them at `meanOwn` − `meanLeads`: steps from `start` until that
+    /// door has led by `marginDB` for `handover_s` or, before `strongerBefore` steps (nil:
+    /// throughout), been the stronger for 10 s, each above `enter_rssi`; nil: neither.
+    func referenceRule(_ n: Int, from start: Int, to end: Int, otherDoor: Bool, strongerBefore: Int?) -> Int? {
         let margin = Float(marginDB), enter = Float(enterRSSI)
         let handover = Int((5 / step).rounded()), strongest = Int((10 / step).rounded())
         var leading = 0, stronger = 0
         for index in start ..< end {
-            let lead = meanLeads[n][index], own = meanOwn[n][index]
+            let lead = otherDoor ? -meanLeads[n][index] : meanLeads[n][index]
+            let heard = otherDoor ? meanOwn[n][index] + lead : meanOwn[n][index]
+            let taken = index - start + 1
             leading = lead >= margin ? leading + 1 : 0
-            stronger = lead > 0 && own > enter ? stronger + 1 : 0
-            if own > enter, leading >= handover || stronger >= strongest { return index - start + 1 }
+            stronger = lead > 0 && heard > enter && strongerBefore.map { taken < $0 } ?? true ? stronger + 1 : 0
+            if heard > enter, leading >= handover || stronger >= strongest { return taken }
         }
         return nil
     }
@@ -408,17 +418,7 @@ struct TwoRoomsWorld {
     /// `start`, nil: never). A seat by a thin wall whose slow fading favours the other door
     /// for that long is such a stay: no door can tell it from a seat in that door's room.
     func referenceWrongDoor(_ n: Int, from start: Int, to end: Int, taken: Int?) -> Bool {
-        let margin = Float(marginDB), enter = Float(enterRSSI)
-        let handover = Int((5 / step).rounded()), strongest = Int((10 / step).rounded())
-        var leading = 0, stronger = 0
-        for index in start ..< end {
-            let lead = -meanLeads[n][index], other = meanOwn[n][index] + lead
-            leading = lead >= margin ? leading + 1 : 0
-            let untaken = taken.map { index - start + 1 < $0 } ?? true
-            stronger = lead > 0 && other > enter && untaken ? stronger + 1 : 0
-            if other > enter, leading >= handover || stronger >= strongest { return true }
-        }
-        return false
+        referenceRule(n, from: start, to: end, otherDoor: true, strongerBefore: taken) != nil
     }
 
     func stepIndex(_ time: Double) -> Int { min(max(Int((time / step).rounded()) - 1, 0), regions.first.map { $0.count - 1 } ?? 0) }
