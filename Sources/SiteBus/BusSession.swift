@@ -134,6 +134,11 @@ public struct BusSession {
     private var drained = false
     /// After the broker refused an event (quota exceeded): no events before then.
     private var eventsPausedUntil: Instant?
+    /// Since the broker refused an event: one event in flight until it takes one, so a
+    /// verdict that changes between two packets (an ACL read again, a quota freed) cannot
+    /// put a later event on the bus before an earlier one. `probe` is the one in flight.
+    private var cautious = false
+    private var probe: Int64?
 
     /// What the journal was last told, when the session last came up, whether it is
     /// flapping, and when an up session will count as stable.
@@ -175,6 +180,7 @@ public struct BusSession {
         upSince = now
         publishedThrough = 0
         inFlight = []
+        probe = nil
         drained = false
         var actions: [Action] = [.stateChanged(.up)]
         if flapping {
@@ -227,9 +233,15 @@ public struct BusSession {
                 // stream pauses and starts again from the outbox after a backoff.
                 failures += 1
                 eventsPausedUntil = now + delay(long: false)
+                cautious = true
+                probe = nil
                 publishedThrough = 0
                 drained = false
                 return [.refused(.publishRefused(reason: reason, kind: .events)), .armTimer(nextDeadline())]
+            }
+            if cautious, probe == sequence {
+                cautious = false
+                probe = nil
             }
             return [.delivered([sequence])] + pumpEvents(at: now)
         case let .message(kind):
@@ -259,6 +271,7 @@ public struct BusSession {
         for event in events where event.sequence > publishedThrough {
             publishedThrough = event.sequence
             inFlight.insert(event.sequence)
+            if cautious { probe = event.sequence }
             actions.append(.publish(BusMessage(topic: settings.topics.events, payload: event.body, retain: false, kind: .events),
                                     .event(event.sequence)))
         }
@@ -432,7 +445,7 @@ public struct BusSession {
 
     private mutating func pumpEvents(at now: Instant) -> [Action] {
         guard state == .up, settings.events, !drained, eventsPausedUntil == nil else { return [] }
-        let room = settings.window - inFlight.count
+        let room = (cautious ? 1 : settings.window) - inFlight.count
         guard room > 0 else { return [] }
         return [.readEvents(after: publishedThrough, limit: room)]
     }

@@ -115,6 +115,53 @@ struct BusSessionTests {
         #expect(reads(resumed).map(\.0) == [0])
     }
 
+    /// A broker whose verdict changes between two packets (an ACL read again, a quota freed)
+    /// must not take a later event while refusing an earlier one: after a refusal, one event
+    /// is in flight until the broker takes one, then the whole window again.
+    @Test func afterARefusalOneEventIsInFlightUntilTheBrokerTakesOne() {
+        var bus = session(window: 3)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(1), event(2)], limit: 3, at: at(0))
+        _ = bus.acknowledged(.event(1), reason: 0x87, at: at(1))
+        // Event 2 was in flight before the refusal: the broker may still take it, but that
+        // does not end the caution, and nothing is read while it is in flight.
+        #expect(bus.acknowledged(.event(2), reason: 0, at: at(1.01)) == [.delivered([2])])
+        let resumed = bus.timerFired(at: at(5))
+        #expect(reads(resumed).map(\.0) == [0] && reads(resumed).map(\.1) == [1])
+        let probe = bus.eventsRead([event(1)], limit: 1, at: at(5))
+        #expect(publishes(probe).map(\.payload) == [Array("e1".utf8)])
+        #expect(reads(bus.eventsCommitted(at: at(5.1))).isEmpty) // the probe is in flight
+        // Refused again: still one at a time after the next backoff.
+        _ = bus.acknowledged(.event(1), reason: 0x87, at: at(5.2))
+        var now = at(5.2)
+        var again: [BusSession.Action] = []
+        while reads(again).isEmpty, now < at(20) {
+            now = now + .milliseconds(100)
+            again = bus.timerFired(at: now)
+        }
+        #expect(reads(again).map(\.1) == [1])
+        _ = bus.eventsRead([event(1)], limit: 1, at: now)
+        // Taken: the window opens again.
+        let taken = bus.acknowledged(.event(1), reason: 0, at: now + .milliseconds(10))
+        #expect(taken.first == .delivered([1]))
+        #expect(reads(taken).map(\.0) == [1] && reads(taken).map(\.1) == [3])
+    }
+
+    /// A connection lost with the probe in flight: the next connection still starts with one.
+    @Test func theCautionAfterARefusalOutlivesAReconnection() {
+        var bus = session(window: 3)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(1)], limit: 3, at: at(0))
+        _ = bus.acknowledged(.event(1), reason: 0x87, at: at(1))
+        _ = bus.connectionLost(.lost("closed"), at: at(1.5))
+        var now = at(1.5)
+        while !bus.timerFired(at: now).contains(.connect(version5: true)), now < at(10) { now = now + .milliseconds(100) }
+        let up = bus.connected(sessionPresent: true, at: now)
+        #expect(reads(up).map(\.1) == [1])
+    }
+
     @Test func homeAssistantBirthsRepublishAtMostEveryFiveSeconds() {
         var bus = session()
         _ = bus.setRetained(topics.discovery("u1"), payload: [2], kind: .discovery)
