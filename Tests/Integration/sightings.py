@@ -49,6 +49,8 @@ class FakeNeighbour:
         self.topic = f"{prefix}/{site}/sightings/{gateway_id}"
         self.sightings: list[tuple[str, int, bool]] = []
         self.sent = 0
+        # The reports sent, newest last (a few: for a replay of one).
+        self.reports: list[bytes] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"fake-{gateway_id}",
@@ -67,7 +69,9 @@ class FakeNeighbour:
     def start(self, period: float = 0.5) -> "FakeNeighbour":
         def run() -> None:
             while not self._stop.is_set():
-                self.client.publish(self.topic, report(self.keys, self.gateway_id, self.sightings), qos=0)
+                payload = report(self.keys, self.gateway_id, self.sightings)
+                self.client.publish(self.topic, payload, qos=0)
+                self.reports = self.reports[-3:] + [payload]
                 self.sent += 1
                 self._stop.wait(period)
         self._stop.clear()

@@ -146,8 +146,10 @@ def test_a_broker_restarted_without_persistence_gets_the_retained_state_again(ga
     again.wait_for(lambda m: all(any(x.retain for x in again.on(t))
                                  for t in (STATUS, presence_topic(0), presence_topic(1), discovery_topic(0),
                                            discovery_topic(1))), 10, "every retained topic back")
-    # The loss was logged once, not per retry.
-    assert len(agent.lines(r"site bus down")) == 1, agent.lines(r"site bus")
+    # The loss was logged once per fault, not per retry: the session ended, and, if the
+    # first retry came before the broker listened again, the broker unreachable.
+    kinds = [line.split("kind=")[1].split()[0] for line in agent.lines(r"site bus down")]
+    assert kinds in (["lost"], ["lost", "unreachable"]), agent.lines(r"site bus")
 
 
 def test_home_assistant_restarting_gets_discovery_and_presence_again(gateway_bin, world_factory, agents,
@@ -377,7 +379,10 @@ def test_events_decided_while_the_broker_is_down_are_published_in_order_after_it
     finally:
         agent.signal(signal.SIGCONT)
     agent.wait_log(r"site bus up", count=2, timeout=90)
-    again.wait_for(lambda messages: set(bus_keys(again)) >= set(keys[1:]), 30, "every later event after the return")
+    # Every event reaches the bus: before the stop (the first checkin at least, and any the
+    # broker acknowledged before it went) or after the return.
+    before = set(bus_keys(bus))
+    again.wait_for(lambda messages: before | set(bus_keys(again)) >= set(keys), 30, "every later event after the return")
     # In sequence order after the restart: the events the broker had not acknowledged go
     # again from the first of them, and nothing is re-keyed.
     delivered_after = first_occurrences(bus_keys(again))

@@ -116,30 +116,43 @@ def test_rssi_medians_ordered_by_distance(three_tags):
 
 def test_passive_scan_gives_one_report_per_pdu(three_tags):
     async def body():
+        # The tags advertise from the world's start, before the client scans: muted while
+        # the scan starts, so every PDU counted from the unmute on finds it scanning.
+        three_tags.control("mute")
         client = await HostClient.connect(three_tags.hci_host, three_tags.hci_port)
         await client.start_scanning(active=False)
+        before = three_tags.status()["tags"]
+        three_tags.control("unmute")
         await client.wait_for_reports(lambda r: len(by_tag(r)["tag-8m"]) >= 4, 10)
         three_tags.control("mute")
         # A PDU emitted just before the mute may still be on its way to the controller (the
         # link hands it over on a later turn of the world's loop): wait until the world has
-        # reported every PDU it emitted (all three tags are well in range), then until the
-        # client has read all of them. A PDU the world lost never settles: the wait fails.
+        # reported every PDU it emitted since the unmute (all three tags are well in range),
+        # then until the client has read all of them. A PDU the world lost never settles:
+        # the wait fails.
+        def emitted(status, t):
+            return status["tags"][t]["pdus"] - before[t]["pdus"]
+
+        def reported(status, t):
+            return status["tags"][t]["reports"] - before[t]["reports"]
+
         deadline = time.monotonic() + 5
         while True:
             status = three_tags.status()
-            if all(status["tags"][t]["reports"] == status["tags"][t]["pdus"] for t in ADDRESS):
+            if all(reported(status, t) == emitted(status, t) for t in ADDRESS):
                 break
-            assert time.monotonic() < deadline, f"PDUs emitted but never reported: {status['tags']}"
+            assert time.monotonic() < deadline, f"PDUs emitted but never reported: {status['tags']}, before {before}"
             await asyncio.sleep(0.02)
         expected = {t: status["tags"][t]["reports"] for t in ADDRESS}
         await client.wait_for_reports(lambda r: {t: len(v) for t, v in by_tag(r).items()} == expected, 5)
         await client.close()
-        return client.reports, status
+        return client.reports, status, before
 
-    reports, status = run(body())
+    reports, status, before = run(body())
     for tag_id, tag_reports in by_tag(reports).items():
         assert {r.event_type for r in tag_reports} == {hcibytes.ADV_NONCONN_IND}
-        assert len(tag_reports) == status["tags"][tag_id]["pdus"], tag_id
+        assert len(tag_reports) == status["tags"][tag_id]["reports"], tag_id
+        assert status["tags"][tag_id]["pdus"] - before[tag_id]["pdus"] >= 4, tag_id
 
 
 def test_active_scan_adds_scan_response_only_for_scannable_advertisers(world_factory):
