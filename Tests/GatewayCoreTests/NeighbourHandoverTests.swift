@@ -60,6 +60,36 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertEqual(b.store.events(.checkin).count, 1)
     }
 
+    /// A mover taken from the holder by the margin over its latest is not handed straight
+    /// back: for 3 s after this door's checkin, the holder's strongest of the last 3 s is
+    /// a sighting from before it (the mover on their way out of the neighbour's room), and
+    /// the holder's latest says whether it hears them better now.
+    func testAMoverTakenFromTheHolderIsNotHandedBackOnTheHoldersOlderSightings() {
+        var a = door()
+        tell(&a, rssi: nil)
+        // Through this doorway, 30 dB ahead of B, which holds them.
+        for _ in 0 ..< 3 {
+            tell(&a, rssi: -85, holds: true)
+            a.stay(0, rssi: -55, seconds: 1)
+        }
+        // One of B's reports still hears them well (its median of their way out), then B
+        // loses them; here they sit down just above enter_rssi.
+        tell(&a, rssi: -68, holds: true)
+        a.stay(0, rssi: -60, seconds: 1)
+        var checkedIn: Int?
+        for second in 0 ..< 6 {
+            tell(&a, rssi: -85, holds: true)
+            a.stay(0, rssi: -69, seconds: 1)
+            if checkedIn == nil, a.store.events(.checkin).count == 1 { checkedIn = second }
+        }
+        XCTAssertNotNil(checkedIn, "taken by the margin over B's latest")
+        XCTAssertEqual(a.store.events(.checkout), [], "not handed back on B's sighting from before the checkin")
+        XCTAssertEqual(a.state(0), .present)
+        // B hearing them better now is another matter: handed over at once.
+        tell(&a, rssi: -60, holds: true)
+        XCTAssertEqual(a.store.events(.checkout).map(\.movedTo), ["door-b"])
+    }
+
     /// One of the neighbour's reports caught in a deep fade makes this door lead it by the
     /// doorway's lead; a person seated across the wall is not a mover for that.
     func testOneReportInADeepFadeIsNotADoorway() {

@@ -133,7 +133,8 @@ extension PresenceEngine {
     /// For a person with an open visit: since when a neighbour has led this door by the
     /// margin (the checkout's timestamp); when a neighbour that holds the visit hears the
     /// person better than this door (any lead: it took them with the margin, or as the
-    /// strongest for 10 s), the person has moved: checked out here at once.
+    /// strongest for 10 s), the person has moved: checked out here at once; within 3 s of
+    /// this door's checkin, only when its latest leads by the margin.
     mutating func followLead(person: Int, now: Int64, into events: inout [PresenceEvent]) {
         guard neighbourhood != nil else { return }
         guard persons[person].state.hasOpenVisit,
@@ -142,9 +143,18 @@ extension PresenceEngine {
             return
         }
         let since = neighbourhood!.ledBy[person] == best.neighbour ? neighbourhood!.ledSince[person] : Self.never
+        // Within 3 s of this door's checkin, a holder's claim is one it made before it
+        // heard of that checkin, and its strongest of the last 3 s a sighting from before
+        // this door took the person from it: handed back only if its latest leads this
+        // door by the margin (it hears them better now, beyond noise). Otherwise two doors
+        // near a tie each yielded to the other's older word, and the person was at neither.
+        let justCheckedIn = persons[person].visitStart != Self.never && now &- persons[person].visitStart < neighbourhood!.confirm
         // Not heard here (no filtered value): any fresh sighting leads.
-        let leads = signal(person: person, now: now).map {
-            best.holds ? best.rssi > $0.rssi : neighbourhood!.keepsLead(best.rssi - $0.rssi, since: since)
+        let leads = signal(person: person, now: now).map { heard in
+            guard best.holds else { return neighbourhood!.keepsLead(best.rssi - heard.rssi, since: since) }
+            guard justCheckedIn else { return best.rssi > heard.rssi }
+            let latest = neighbourhood!.table.latest(person: person, at: now)?.rssi ?? best.rssi
+            return neighbourhood!.reachesMargin(latest - heard.rssi)
         } ?? true
         guard leads else {
             neighbourhood!.ledSince[person] = Self.never
