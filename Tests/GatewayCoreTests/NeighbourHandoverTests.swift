@@ -20,6 +20,15 @@ final class NeighbourHandoverTests: XCTestCase {
         door.perform(door.core.neighbourSighting(report.encoded(keys: keys), at: door.now))
     }
 
+    /// For `seconds` seconds, each second door B's report (holding the visit) and a second
+    /// of `own` here.
+    func heard(_ door: inout DoorHarness, own: Int, neighbour: Int8, seconds: Int) {
+        for _ in 0 ..< seconds {
+            tell(&door, rssi: neighbour, holds: true)
+            door.stay(0, rssi: own, seconds: 1)
+        }
+    }
+
     /// Each second door B's report and a second of `own` here: after how many seconds the
     /// person is PRESENT (nil: not within `within`).
     func secondsToCheckIn(_ door: inout DoorHarness, own: Int, neighbour: Int8, holds: Bool, within: Int) -> Int? {
@@ -35,10 +44,7 @@ final class NeighbourHandoverTests: XCTestCase {
         var a = door()
         tell(&a, rssi: nil)
         // Door B holds them; they walk through this doorway: 20 dB ahead of B's latest.
-        for _ in 0 ..< 3 {
-            tell(&a, rssi: -78, holds: true)
-            a.stay(0, rssi: -58, seconds: 1)
-        }
+        heard(&a, own: -58, neighbour: -78, seconds: 3)
         XCTAssertEqual(a.state(0), .nearby, "B holds them: not taken at once")
         // At a seat 4 dB ahead of B: the strongest, but less than the margin. Not by the
         // margin, then: after 10 s as the strongest (SPEC §17's exception), confirmed by a
@@ -50,10 +56,7 @@ final class NeighbourHandoverTests: XCTestCase {
         // 8 dB ahead of B's latest: taken after handover_s, confirmed.
         var b = door()
         tell(&b, rssi: nil)
-        for _ in 0 ..< 3 {
-            tell(&b, rssi: -78, holds: true)
-            b.stay(0, rssi: -58, seconds: 1)
-        }
+        heard(&b, own: -58, neighbour: -78, seconds: 3)
         let seconds = secondsToCheckIn(&b, own: -62, neighbour: -70, holds: true, within: 15)
         XCTAssertNotNil(seconds, "the margin over B's latest for handover_s after coming through this doorway")
         XCTAssertLessThanOrEqual(seconds ?? 99, 6)
@@ -68,10 +71,7 @@ final class NeighbourHandoverTests: XCTestCase {
         var a = door()
         tell(&a, rssi: nil)
         // Through this doorway, 30 dB ahead of B, which holds them.
-        for _ in 0 ..< 3 {
-            tell(&a, rssi: -85, holds: true)
-            a.stay(0, rssi: -55, seconds: 1)
-        }
+        heard(&a, own: -55, neighbour: -85, seconds: 3)
         // One of B's reports still hears them well (its median of their way out), then B
         // loses them; here they sit down just above enter_rssi.
         tell(&a, rssi: -68, holds: true)
@@ -96,10 +96,7 @@ final class NeighbourHandoverTests: XCTestCase {
         var a = door()
         tell(&a, rssi: nil)
         // B holds them at its seat by the wall; this door hears them about as well.
-        for _ in 0 ..< 5 {
-            tell(&a, rssi: -66, holds: true)
-            a.stay(0, rssi: -66, seconds: 1)
-        }
+        heard(&a, own: -66, neighbour: -66, seconds: 5)
         tell(&a, rssi: -80, holds: true)
         a.stay(0, rssi: -66, seconds: 1)
         XCTAssertNil(secondsToCheckIn(&a, own: -64, neighbour: -66, holds: true, within: 20),
@@ -111,14 +108,8 @@ final class NeighbourHandoverTests: XCTestCase {
     func testOneWhoWalkedPastThisDoorwayToTheNeighboursIsNoMoverHere() {
         var a = door()
         tell(&a, rssi: nil)
-        for _ in 0 ..< 3 {
-            tell(&a, rssi: -78, holds: true)
-            a.stay(0, rssi: -58, seconds: 1)
-        }
-        for _ in 0 ..< 3 {
-            tell(&a, rssi: -52, holds: true)
-            a.stay(0, rssi: -72, seconds: 1)
-        }
+        heard(&a, own: -58, neighbour: -78, seconds: 3)
+        heard(&a, own: -72, neighbour: -52, seconds: 3)
         XCTAssertNil(secondsToCheckIn(&a, own: -64, neighbour: -66, holds: true, within: 20),
                      "seated by the wall in B, 2 dB the stronger here: B keeps them")
     }
@@ -134,10 +125,7 @@ final class NeighbourHandoverTests: XCTestCase {
         tell(&b, rssi: nil)
         tell(&b, rssi: -78, holds: true)
         b.stay(0, rssi: -58, seconds: 3)
-        for _ in 0 ..< 31 {
-            tell(&b, rssi: -62, holds: true)
-            b.stay(0, rssi: -66, seconds: 1)
-        }
+        heard(&b, own: -66, neighbour: -62, seconds: 31)
         XCTAssertEqual(b.state(0), .nearby)
         XCTAssertNil(secondsToCheckIn(&b, own: -66, neighbour: -70, holds: true, within: 20))
     }
