@@ -266,9 +266,14 @@ public struct BusSession {
 
     /// The answer to `readEvents`: events in `sequence` order after the asked sequence.
     public mutating func eventsRead(_ events: [Event], limit: Int, at now: Instant) -> [Action] {
-        guard state == .up, settings.events else { return [] }
+        // A read asked before a refusal and answered after it (one batch of the broker's
+        // acknowledgements can hold both) was for the stream as it was: dropped, and the
+        // outbox is read again from the start when the pause ends.
+        guard state == .up, settings.events, eventsPausedUntil == nil else { return [] }
         var actions: [Action] = []
+        let room = cautious ? 1 : settings.window
         for event in events where event.sequence > publishedThrough {
+            guard inFlight.count < room else { break }
             publishedThrough = event.sequence
             inFlight.insert(event.sequence)
             if cautious { probe = event.sequence }

@@ -148,6 +148,31 @@ struct BusSessionTests {
         #expect(reads(taken).map(\.0) == [1] && reads(taken).map(\.1) == [3])
     }
 
+    /// One batch of acknowledgements holds a success (its read of the next event asked for)
+    /// and then a refusal: that read's answer is for the stream before the refusal, and is
+    /// dropped; the pause's end reads from the start, one event.
+    @Test func aReadAnsweredAfterARefusalIsDroppedAndTheStreamGoesOnAfterThePause() {
+        var bus = session(window: 2)
+        _ = bus.start(at: at(0))
+        _ = bus.connected(sessionPresent: false, at: at(0))
+        _ = bus.eventsRead([event(1), event(2)], limit: 2, at: at(0))
+        let taken = bus.acknowledged(.event(1), reason: 0, at: at(0.1))
+        #expect(reads(taken).map(\.0) == [2])
+        _ = bus.acknowledged(.event(2), reason: 0x87, at: at(0.1))
+        // The old read finds event 3 (or nothing): neither is taken as the stream's.
+        #expect(publishes(bus.eventsRead([event(3)], limit: 1, at: at(0.1))).isEmpty)
+        #expect(bus.eventsRead([], limit: 1, at: at(0.1)).isEmpty)
+        var now = at(0.1)
+        var resumed: [BusSession.Action] = []
+        while reads(resumed).isEmpty, now < at(10) {
+            now = now + .milliseconds(100)
+            resumed = bus.timerFired(at: now)
+        }
+        #expect(reads(resumed).map(\.0) == [0] && reads(resumed).map(\.1) == [1])
+        // More than asked for is not published: one in flight.
+        #expect(publishes(bus.eventsRead([event(2), event(3)], limit: 1, at: now)).map(\.payload) == [Array("e2".utf8)])
+    }
+
     /// A connection lost with the probe in flight: the next connection still starts with one.
     @Test func theCautionAfterARefusalOutlivesAReconnection() {
         var bus = session(window: 3)

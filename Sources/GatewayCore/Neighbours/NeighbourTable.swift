@@ -246,6 +246,9 @@ struct NeighbourTable: Sendable {
         return (neighbour, Int(bestRSSI[person]), bestTime[person], cellHolds[person * stride + neighbour])
     }
 
+    /// The neighbour's latest sighting of the person (fresh while `strongest` names it).
+    func latestRSSI(person: Int, neighbour: Int) -> Int { Int(cellLatest[person * stride + neighbour]) }
+
     /// Whether a neighbour's fresh sighting says it holds the person's visit open.
     mutating func heldElsewhere(person: Int, at now: Int64) -> Bool {
         guard person < holderIndex.count, holderIndex[person] >= 0 else { return false }

@@ -46,6 +46,9 @@ struct Neighbourhood: Sendable {
     /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately).
     var smoothedLead: [Float] = []
     var smoothedAt: [Int64] = []
+    /// When this door last checked the person in (`never`: not since the start or the
+    /// roster): a restored visit is no checkin.
+    var checkedInAt: [Int64] = []
     /// Sightings of persons this door does not know (another door's roster).
     var unknownPersons = 0
 
@@ -82,6 +85,7 @@ struct Neighbourhood: Sendable {
         doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
         smoothedLead = Array(repeating: 0, count: personIds.count)
         smoothedAt = Array(repeating: Self.never, count: personIds.count)
+        checkedInAt = Array(repeating: Self.never, count: personIds.count)
     }
 
     /// The person's lead at `now`, smoothed: each new value moves the smoothed one by the

@@ -148,12 +148,13 @@ extension PresenceEngine {
         // this door took the person from it: handed back only if its latest leads this
         // door by the margin (it hears them better now, beyond noise). Otherwise two doors
         // near a tie each yielded to the other's older word, and the person was at neither.
-        let justCheckedIn = persons[person].visitStart != Self.never && now &- persons[person].visitStart < neighbourhood!.confirm
+        let checkedIn = neighbourhood!.checkedInAt[person]
+        let justCheckedIn = checkedIn != Self.never && now &- checkedIn < neighbourhood!.confirm
         // Not heard here (no filtered value): any fresh sighting leads.
         let leads = signal(person: person, now: now).map { heard in
             guard best.holds else { return neighbourhood!.keepsLead(best.rssi - heard.rssi, since: since) }
             guard justCheckedIn else { return best.rssi > heard.rssi }
-            let latest = neighbourhood!.table.latest(person: person, at: now)?.rssi ?? best.rssi
+            let latest = neighbourhood!.table.latestRSSI(person: person, neighbour: best.neighbour)
             return neighbourhood!.reachesMargin(latest - heard.rssi)
         } ?? true
         guard leads else {

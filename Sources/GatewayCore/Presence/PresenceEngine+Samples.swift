@@ -75,6 +75,7 @@ extension PresenceEngine {
             }
             let tag = strongestTag(person: person, now: now)
             persons[person].visitStart = now
+            if neighbourhood != nil { neighbourhood!.checkedInAt[person] = now }
             persons[person].visitStartWall = wallClock.wallMilliseconds(at: Instant(nanoseconds: now))
             persons[person].decidingTag = tag
             persons[person].waitingReported = false
