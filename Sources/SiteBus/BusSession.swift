@@ -139,6 +139,8 @@ public struct BusSession {
     /// put a later event on the bus before an earlier one. `probe` is the one in flight.
     private var cautious = false
     private var probe: Int64?
+    /// Events in flight at most now: one while cautious, else the window.
+    private var eventWindow: Int { cautious ? 1 : settings.window }
 
     /// What the journal was last told, when the session last came up, whether it is
     /// flapping, and when an up session will count as stable.
@@ -271,9 +273,8 @@ public struct BusSession {
         // outbox is read again from the start when the pause ends.
         guard state == .up, settings.events, eventsPausedUntil == nil else { return [] }
         var actions: [Action] = []
-        let room = cautious ? 1 : settings.window
         for event in events where event.sequence > publishedThrough {
-            guard inFlight.count < room else { break }
+            guard inFlight.count < eventWindow else { break }
             publishedThrough = event.sequence
             inFlight.insert(event.sequence)
             if cautious { probe = event.sequence }
@@ -450,7 +451,7 @@ public struct BusSession {
 
     private mutating func pumpEvents(at now: Instant) -> [Action] {
         guard state == .up, settings.events, !drained, eventsPausedUntil == nil else { return [] }
-        let room = (cautious ? 1 : settings.window) - inFlight.count
+        let room = eventWindow - inFlight.count
         guard room > 0 else { return [] }
         return [.readEvents(after: publishedThrough, limit: room)]
     }
