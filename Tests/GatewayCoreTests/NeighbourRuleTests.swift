@@ -118,6 +118,28 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(restarted ?? 0, 4 + 10, "a lead of -3 dB for 3 s: the 10 s start over")
     }
 
+    /// The 10 s as the strongest count above `enter_rssi` judged on this door's signal
+    /// smoothed over 3 s (docs/neighbours.md, "The rule"): at a seat 3 dB above
+    /// `enter_rssi` (-70 here), a median 2 dB below it for two seconds does not start the
+    /// 10 s over; five seconds below it do. The checkin itself waits for a signal above it.
+    func testTheStrongestCountsAboveEnterOnTheSignalSmoothedOverThreeSeconds() {
+        func secondsToCheckIn(low: Range<Int>) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            for second in 0 ..< 30 {
+                tell(&a, rssi: -71)
+                a.stay(0, rssi: low.contains(second) ? -72 : -67, seconds: 1)
+                if a.state(0) == .present { return second }
+            }
+            return nil
+        }
+        XCTAssertEqual(secondsToCheckIn(low: 0 ..< 0), 11, "no dip: as in the tests above")
+        XCTAssertEqual(secondsToCheckIn(low: 4 ..< 6), 11, "two samples below (the median below for two seconds): the 10 s go on")
+        let restarted = secondsToCheckIn(low: 4 ..< 9)
+        XCTAssertNotNil(restarted)
+        XCTAssertGreaterThanOrEqual(restarted ?? 0, 9 + 10, "five seconds below: the 10 s start over")
+    }
+
     func testWithoutNeighboursHeardTheDoorDecidesAloneAfterTheStartsWait() {
         var a = door()
         a.hear(0, rssi: -60)

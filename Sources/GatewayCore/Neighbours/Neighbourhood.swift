@@ -46,6 +46,10 @@ struct Neighbourhood: Sendable {
     /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately).
     var smoothedLead: [Float] = []
     var smoothedAt: [Int64] = []
+    /// This door's signal of the person smoothed over `leadSmoothing` (dBm), and when it
+    /// was last brought up to date, as the lead.
+    var smoothedSignal: [Float] = []
+    var smoothedSignalAt: [Int64] = []
     /// When this door last checked the person in (`never`: not since the start or the
     /// roster): a restored visit is no checkin.
     var checkedInAt: [Int64] = []
@@ -85,6 +89,8 @@ struct Neighbourhood: Sendable {
         doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
         smoothedLead = Array(repeating: 0, count: personIds.count)
         smoothedAt = Array(repeating: Self.never, count: personIds.count)
+        smoothedSignal = Array(repeating: 0, count: personIds.count)
+        smoothedSignalAt = Array(repeating: Self.never, count: personIds.count)
         checkedInAt = Array(repeating: Self.never, count: personIds.count)
     }
 
@@ -93,14 +99,24 @@ struct Neighbourhood: Sendable {
     /// time, whatever the rate of reports); after `leadSmoothing` without one, it starts
     /// afresh from the new value.
     mutating func smoothLead(person: Int, lead: Int, now: Int64) -> Float {
-        let last = smoothedAt[person]
-        smoothedAt[person] = now
-        if last == Self.never || now < last || now &- last >= leadSmoothing {
-            smoothedLead[person] = Float(lead)
+        Self.smooth(&smoothedLead[person], at: &smoothedAt[person], toward: Float(lead), now: now, over: leadSmoothing)
+    }
+
+    /// This door's signal of the person at `now`, smoothed as `smoothLead` smooths the lead.
+    mutating func smoothSignal(person: Int, rssi: Int, now: Int64) -> Float {
+        Self.smooth(&smoothedSignal[person], at: &smoothedSignalAt[person], toward: Float(rssi), now: now, over: leadSmoothing)
+    }
+
+    /// An exponential mean over time: `value` moves toward `sample` by the share of `span`
+    /// that has passed since `at`; after `span` without a sample it starts afresh.
+    static func smooth(_ value: inout Float, at last: inout Int64, toward sample: Float, now: Int64, over span: Int64) -> Float {
+        if last == never || now < last || now &- last >= span {
+            value = sample
         } else {
-            smoothedLead[person] += (Float(lead) - smoothedLead[person]) * Float(now &- last) / Float(leadSmoothing)
+            value += (sample - value) * Float(now &- last) / Float(span)
         }
-        return smoothedLead[person]
+        last = now
+        return value
     }
 
     /// Whether the start's wait still holds check-ins back at `now`.

@@ -30,14 +30,17 @@ extension PresenceEngine {
     /// checkin itself).
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
         guard neighbourhood != nil else { return true }
-        // The 10 s as the strongest count above `enter_rssi` only; a lead goes on counting
-        // while the signal dips to `enter_rssi` or below (a seat near it), and the checkin
-        // waits for a signal above it.
-        if !above { neighbourhood!.strongestSince[person] = Self.never }
-        if neighbourhood!.waitingAtStart(now) { return false }
-        guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
         // `above` says a tag has a filtered value.
         let own = signal(person: person, now: now)?.rssi ?? Int(Int8.min)
+        // The 10 s as the strongest count above `enter_rssi` only, judged on this door's
+        // signal smoothed over 3 s: at a seat a few dB above `enter_rssi` (the back of a
+        // room) one median's noise would otherwise start the 10 s over. A lead goes on
+        // counting while the signal dips to `enter_rssi` or below; the checkin itself
+        // waits for a signal above it.
+        let aboveSteadily = neighbourhood!.smoothSignal(person: person, rssi: own, now: now) > Float(limits.enter)
+        if !aboveSteadily { neighbourhood!.strongestSince[person] = Self.never }
+        if neighbourhood!.waitingAtStart(now) { return false }
+        guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
         let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
         // `best` is fresh, so a latest sighting is too.
         let latest = neighbourhood!.table.latest(person: person, at: now)!
@@ -57,7 +60,7 @@ extension PresenceEngine {
             // less than the margin (by the wall) is not left at the door they came from.
             // Only for one whose passage through this doorway two reports confirmed: a
             // seat across the wall is held where it is.
-            return byMargin || strongestLongEnough(person: person, now: now, above: above, stronger: own > latest.rssi,
+            return byMargin || strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: own > latest.rssi,
                                                    reportMade: latest.time)
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
@@ -86,7 +89,7 @@ extension PresenceEngine {
         // The strongest on the lead smoothed over 3 s: at a seat by the wall, where this
         // door leads by a few dB, one report's noise does not start the 10 s over.
         let smoothed = neighbourhood!.smoothLead(person: person, lead: lead, now: now)
-        guard above, smoothed > 0, !heldElsewhere else {
+        guard aboveSteadily, smoothed > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
