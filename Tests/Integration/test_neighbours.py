@@ -640,9 +640,9 @@ def test_a_door_killed_and_restarted_checks_in_nobody_next_door_and_loses_no_eve
     wait_event(doors, "door-b", "checkout", b, seated_b.gone - doors.now() + CHECKOUT_WITHIN_S + 5)
     timeline = doors.timeline()
     print(timeline)
-    # First, as its own kind of failure (the mark above expects exactly this one; what
-    # follows it depends on it: the restarted door, its window not yet filled, yields its
-    # own person to A, which holds them, as moved).
+    # First, as its own kind of failure (what follows depends on it: after a checkin at
+    # the wrong door, the restarted door, its window not yet filled, yields its own person
+    # to A, which holds them, as moved).
     wrong = doors.wrong_door_checkins()
     if wrong:
         raise WrongDoorCheckin(f"{wrong}; door B killed at {killed_at:.2f} s, back at {restarted:.2f} s\n{timeline}")
