@@ -91,6 +91,31 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertEqual(report.sightings.map(\.rssi), [-70], "but the neighbours hear that this door hears them")
     }
 
+    /// A person PRESENT here whom the window holds no sample of (advertisements lost for
+    /// a few seconds) is still named, at the level last reported, and held: left out, they
+    /// would look to the neighbour like nobody hears them here, and a neighbour hearing
+    /// them through the wall would check them in at once (docs/neighbours.md, "Sighting
+    /// reports"). UNCONFIRMED (lost for `lost_after_s`), they are named only when heard.
+    func testAPresentPersonNotHeardForAFewSecondsIsStillReported() throws {
+        var a = door()
+        tell(&a, rssi: nil)
+        a.stay(0, rssi: -66, seconds: 4)
+        XCTAssertEqual(a.state(0), .present)
+        let before = a.published.count
+        a.advance(seconds: 5)
+        XCTAssertEqual(a.state(0), .present, "not lost yet (lost_after_s is 10 s)")
+        let reports = a.published[before...].map { SightingReport.parse($0)!.report }
+        XCTAssertEqual(reports.count, 5)
+        for report in reports {
+            XCTAssertEqual(report.sightings.map(\.rssi), [-66], "named at the level last reported")
+            XCTAssertEqual(report.sightings.map(\.holds), [true])
+        }
+        a.advance(seconds: 6)
+        XCTAssertEqual(a.state(0), .unconfirmed)
+        let last = try XCTUnwrap(a.published.last.flatMap { SightingReport.parse($0)?.report })
+        XCTAssertTrue(last.isHeartbeat, "lost: named only when heard again")
+    }
+
     func testNobodyLeadingTheStrongestTakesThePersonAfterTenSeconds() {
         var a = door()
         tell(&a, rssi: nil)

@@ -55,6 +55,9 @@ struct Neighbourhood: Sendable {
     var checkedInAt: [Int64] = []
     /// Sightings of persons this door does not know (another door's roster).
     var unknownPersons = 0
+    /// The filtered RSSI this door last reported of each person (`Int8.min`: none).
+    var lastReported: [Int8] = []
+
 
     init(setup: NeighbourSetup, personIds: [String], startedAt now: Int64) {
         self.setup = setup
@@ -92,6 +95,7 @@ struct Neighbourhood: Sendable {
         smoothedSignal = Array(repeating: 0, count: personIds.count)
         smoothedSignalAt = Array(repeating: Self.never, count: personIds.count)
         checkedInAt = Array(repeating: Self.never, count: personIds.count)
+        lastReported = Array(repeating: Int8.min, count: personIds.count)
     }
 
     /// The person's lead at `now`, smoothed: each new value moves the smoothed one by the

@@ -239,14 +239,22 @@ extension PresenceEngine {
     }
 
     /// What this door reports now: every person heard with a filtered RSSI above
-    /// `exit_rssi` − 10 dB, and whether their visit is open here.
+    /// `exit_rssi` − 10 dB, and whether their visit is open here. A person PRESENT here whom
+    /// the window holds no sample of (a few advertisements lost) is named at the level last
+    /// reported: left out, they would look to the neighbours like nobody hears them here,
+    /// and a neighbour hearing them through the wall would check them in at once.
     public mutating func sightingsToReport(at time: Instant) -> [SightingReport.Sighting] {
         guard let hashes = neighbourhood?.personHashes else { return [] }
         let now = monotonic(time)
         let floor = limits.exit - NeighbourSetup.reportBelowExitDB
         var sightings: [SightingReport.Sighting] = []
         for person in persons.indices where persons[person].state != .outside {
-            guard let rssi = heardSignal(person: person, now: now), rssi > floor else { continue }
+            var heard = heardSignal(person: person, now: now)
+            if heard == nil, persons[person].state == .present, neighbourhood!.lastReported[person] != Int8.min {
+                heard = Int(neighbourhood!.lastReported[person])
+            }
+            guard let rssi = heard, rssi > floor else { continue }
+            neighbourhood!.lastReported[person] = Int8(clamping: rssi)
             sightings.append(SightingReport.Sighting(person: hashes[person], rssi: Int8(clamping: rssi),
                                                      holds: persons[person].state.hasOpenVisit))
         }
