@@ -422,7 +422,6 @@ def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
     assert closes, f"no reopen=yes line while the controller was gone: {context}"
     samples = [sample for sample in pad_samples(guest, "run.samples") if times["red"] <= sample[0] <= times["restarted"]]
     assert len(samples) > 20 and samples[-1][0] - closes[0] >= 2.0, f"{len(samples)} samples while down: {context}"
-    # The sampler itself must have kept up, or a gap says nothing about the agent.
     sampler_gap = max(after[0] - before[0] for before, after in zip(samples, samples[1:]))
     changes = [samples[0][0]] + transitions(samples, 3) + [samples[-1][0]]
     gaps = [after - before for before, after in zip(changes, changes[1:])]
@@ -430,7 +429,12 @@ def test_run_red_keeps_blinking_while_the_agent_closes_and_reopens_hci0(guest):
     at = changes[gaps.index(longest)] - closes[0]
     print(f"kernel rig: longest red phase while down {longest * 1000:.0f} ms, from {at:+.2f} s "
           f"of the reopen=yes line (sampler's longest gap {sampler_gap * 1000:.0f} ms)")
-    assert sampler_gap < LONGEST_RED_PHASE_S / 2, f"the sampler stalled {sampler_gap * 1000:.0f} ms: {context}"
+    # A stall of the sampler's can only lengthen a phase as measured, never shorten one (a
+    # change it missed merges two phases): a pass holds whatever the sampler did, and a
+    # phase too long while the sampler stalled says nothing about the agent.
+    assert longest <= LONGEST_RED_PHASE_S or sampler_gap < LONGEST_RED_PHASE_S / 2, (
+        f"the sampler stalled {sampler_gap * 1000:.0f} ms (red's longest phase as measured: "
+        f"{longest * 1000:.0f} ms): {context}")
     assert longest <= LONGEST_RED_PHASE_S, (
         f"red stood still {longest * 1000:.0f} ms from {at:+.2f} s of the reopen=yes line "
         f"(the event loop blocked in closing hci0?): {states_in_order(samples)[:40]}")
