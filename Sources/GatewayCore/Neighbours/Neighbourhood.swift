@@ -58,7 +58,6 @@ struct Neighbourhood: Sendable {
     /// The filtered RSSI this door last reported of each person (`Int8.min`: none).
     var lastReported: [Int8] = []
 
-
     init(setup: NeighbourSetup, personIds: [String], startedAt now: Int64) {
         self.setup = setup
         table = NeighbourTable(neighbours: setup.neighbours, persons: personIds.count)
