@@ -103,6 +103,23 @@ final class NeighbourHandoverTests: XCTestCase {
                      "14 dB ahead of one report: not through this doorway, and 2 dB the stronger takes nobody B holds")
     }
 
+    /// Two of the neighbour's reports in a deep fade within 3 s confirm a passage by their
+    /// lead alone; a person passing through this doorway is also heard strongly here
+    /// (`enter_rssi` + 10 dB), and one seated across the wall, heard through it, is not.
+    func testTwoReportsInADeepFadeAreNoDoorwayForASeatHeardThroughTheWall() {
+        func takenAfterTwoFades(own: Int) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            // B holds them at its seat by the wall; this door hears them about as well.
+            heard(&a, own: own, neighbour: Int8(own - 2), seconds: 5)
+            heard(&a, own: own, neighbour: -80, seconds: 2)
+            return secondsToCheckIn(&a, own: own, neighbour: Int8(own - 2), holds: true, within: 20)
+        }
+        XCTAssertNil(takenAfterTwoFades(own: -64),
+                     "heard at enter_rssi + 6 (-64): two fades at B are no passage here, and 2 dB the stronger takes nobody B holds")
+        XCTAssertNotNil(takenAfterTwoFades(own: -58), "heard at -58, the same two reports are a passage through this doorway")
+    }
+
     /// Past this doorway and on to the neighbour's: the neighbour's report leads this door by
     /// the doorway's lead, and the passage here is forgotten.
     func testOneWhoWalkedPastThisDoorwayToTheNeighboursIsNoMoverHere() {

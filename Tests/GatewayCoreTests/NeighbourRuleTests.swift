@@ -122,25 +122,48 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertEqual(secondsToCheckIn(&a, neighbourRSSI: -63, within: 15), 11, "10 s of being the strongest (from the second sample's valid window)")
     }
 
-    /// "The strongest" is the lead smoothed over 3 s (docs/neighbours.md, "The rule"): one
-    /// neighbour's report as strong as this door (no lead for the 3 s its strongest
-    /// counts) does not start the 10 s over; one 3 dB above this door does.
+    /// "The strongest" is the lead over the neighbours' latest sightings smoothed over 3 s
+    /// (docs/neighbours.md, "The rule"): one neighbour's report 3 dB above this door (its
+    /// noise) does not start the 10 s over; three in a row do. Against the strongest of the
+    /// neighbours' last 3 s, the one report counted for 3 s and started them over.
     func testTheStrongestIsJudgedOnTheLeadSmoothedOverThreeSeconds() {
-        func secondsToCheckIn(flip: Int8) -> Int? {
+        func secondsToCheckIn(flip: Int8, for reports: Int) -> Int? {
             var a = door()
             tell(&a, rssi: nil)
             for second in 0 ..< 25 {
-                tell(&a, rssi: second == 4 ? flip : -63)
+                tell(&a, rssi: (4 ..< 4 + reports).contains(second) ? flip : -63)
                 a.stay(0, rssi: -60, seconds: 1)
                 if a.state(0) == .present { return second }
             }
             return nil
         }
-        XCTAssertEqual(secondsToCheckIn(flip: -63), 11, "no flip: as in the test above")
-        XCTAssertEqual(secondsToCheckIn(flip: -60), 11, "no lead for 3 s, smoothed from +3: still the strongest")
-        let restarted = secondsToCheckIn(flip: -57)
+        XCTAssertEqual(secondsToCheckIn(flip: -63, for: 1), 11, "no flip: as in the test above")
+        XCTAssertEqual(secondsToCheckIn(flip: -57, for: 1), 11, "one report 3 dB above, smoothed from +3: still the strongest")
+        let restarted = secondsToCheckIn(flip: -57, for: 3)
         XCTAssertNotNil(restarted)
-        XCTAssertGreaterThanOrEqual(restarted ?? 0, 4 + 10, "a lead of -3 dB for 3 s: the 10 s start over")
+        XCTAssertGreaterThanOrEqual(restarted ?? 0, 6 + 10, "three reports 3 dB above: the 10 s start over")
+    }
+
+    /// The checkin as the strongest also waits for this door to lead the neighbour's latest
+    /// sighting at that moment (docs/neighbours.md, "The rule"): a person walking out of
+    /// this room to the next door's is still the strongest here on the lead smoothed over
+    /// 3 s when the next door's report already hears them better.
+    func testTheStrongestChecksInOnlyWhileLeadingTheLatestSighting() {
+        func secondsToCheckIn(neighbourAtElevenSeconds rssi: Int8) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            for second in 0 ..< 25 {
+                tell(&a, rssi: second == 11 ? rssi : -63)
+                a.stay(0, rssi: -60, seconds: 1)
+                if a.state(0) == .present { return second }
+            }
+            return nil
+        }
+        XCTAssertEqual(secondsToCheckIn(neighbourAtElevenSeconds: -63), 11)
+        // At 11 s, when this door would take them, the neighbour hears the person 1 dB above
+        // this door: smoothed from +3 the lead is still +1.7, but this door is not the
+        // stronger at that moment.
+        XCTAssertEqual(secondsToCheckIn(neighbourAtElevenSeconds: -59), 12, "taken at the next report, which has this door stronger again")
     }
 
     /// The 10 s as the strongest count above `enter_rssi` judged on this door's signal

@@ -45,6 +45,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// neighbours' latest sightings, came in through this door's doorway: a seat across
     /// the wall never gives that lead (the wall's loss is against it).
     public static let doorwayLeadDB = 6
+    /// A person passing through this door's doorway is heard at least this much above
+    /// `enter_rssi` (dB).
+    public static let doorwayAboveEnterDB = 10
     /// For this long after, a person a neighbour holds is taken here by the margin over
     /// the neighbours' latest sightings for `handover_s`, or as the strongest against them
     /// for `strongestAlone` (docs/neighbours.md, "The rule").

@@ -46,7 +46,11 @@ extension PresenceEngine {
         let latest = neighbourhood!.table.latest(person: person, at: now)!
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does.
-        if neighbourhood!.isDoorwayLead(max(own, recentSignal(person: person, now: now) ?? own) - latest.rssi) {
+        // A person passing through it is heard strongly here: a seat by the wall next door,
+        // heard through the wall, is not, even when a deep fade at the neighbour makes
+        // this door lead it by the doorway's lead.
+        let passing = max(own, recentSignal(person: person, now: now) ?? own)
+        if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, neighbourhood!.isDoorwayLead(passing - latest.rssi) {
             neighbourhood!.doorwayLead(person: person, report: latest.time, now: now)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
@@ -86,14 +90,21 @@ extension PresenceEngine {
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
-        // The strongest on the lead smoothed over 3 s: at a seat by the wall, where this
-        // door leads by a few dB, one report's noise does not start the 10 s over.
-        let smoothed = neighbourhood!.smoothLead(person: person, lead: lead, now: now)
+        // The strongest on the lead over the neighbours' latest sightings smoothed over 3 s:
+        // at a seat by the wall, where this door leads by a few dB, one report's noise does
+        // not start the 10 s over. Against their latest, not the strongest of their last
+        // 3 s: that is a peak of three reports' noise, a few dB above the neighbour's
+        // signal, and broke the 10 s at such a seat as surely as the noise did.
+        let latestLead = own - latest.rssi
+        let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         guard aboveSteadily, smoothed > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
-        return takes || strongestLongEnough(person: person, now: now, above: true, stronger: true, reportMade: best.time)
+        let longEnough = strongestLongEnough(person: person, now: now, above: true, stronger: true, reportMade: best.time)
+        // And stronger at this moment: the smoothed lead lags a person walking out of this
+        // room to the next door's, whose report already hears them better.
+        return takes || (longEnough && latestLead > 0)
     }
 
     /// This door has been the strongest (`stronger`: over the neighbours' sightings), above
@@ -315,3 +326,4 @@ extension PresenceEngine {
     /// Sightings that named a person this door does not know.
     public var sightingsOfUnknownPersons: Int { neighbourhood?.unknownPersons ?? 0 }
 }
+
