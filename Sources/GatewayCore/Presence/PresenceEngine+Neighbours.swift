@@ -44,17 +44,17 @@ extension PresenceEngine {
         let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
         // `best` is fresh, so a latest sighting is too.
         let latest = neighbourhood!.table.latest(person: person, at: now)!
+        let latestLead = own - latest.rssi
         // The doorway is passed in a second or two: this door's newest samples say so
-        // before its median does.
-        // A person passing through it is heard strongly here: a seat by the wall next door,
-        // heard through the wall, is not, even when a deep fade at the neighbour makes
-        // this door lead it by the doorway's lead.
+        // before its median does. A person passing through it is heard strongly here; a
+        // seat by the wall next door, heard through the wall, is not, even when a deep fade
+        // at the neighbour makes this door lead it by the doorway's lead.
         let passing = max(own, recentSignal(person: person, now: now) ?? own)
         if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, neighbourhood!.isDoorwayLead(passing - latest.rssi) {
             neighbourhood!.doorwayLead(person: person, report: latest.time, now: now)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
-            let byMargin = takesOver(person: person, now: now, lead: own - latest.rssi, reportMade: latest.time)
+            let byMargin = takesOver(person: person, now: now, lead: latestLead, reportMade: latest.time)
             guard neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) else {
                 neighbourhood!.strongestSince[person] = Self.never
                 return byMargin
@@ -64,7 +64,7 @@ extension PresenceEngine {
             // less than the margin (by the wall) is not left at the door they came from.
             // Only for one whose passage through this doorway two reports confirmed: a
             // seat across the wall is held where it is.
-            return byMargin || strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: own > latest.rssi,
+            return byMargin || strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: latestLead > 0,
                                                    reportMade: latest.time)
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
@@ -95,7 +95,6 @@ extension PresenceEngine {
         // not start the 10 s over. Against their latest, not the strongest of their last
         // 3 s: that is a peak of three reports' noise, a few dB above the neighbour's
         // signal, and broke the 10 s at such a seat as surely as the noise did.
-        let latestLead = own - latest.rssi
         let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         guard aboveSteadily, smoothed > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
@@ -326,4 +325,3 @@ extension PresenceEngine {
     /// Sightings that named a person this door does not know.
     public var sightingsOfUnknownPersons: Int { neighbourhood?.unknownPersons ?? 0 }
 }
-
