@@ -81,9 +81,9 @@ final class NeighbourDayTests: XCTestCase {
     /// the third does not (docs/neighbours.md, "Status"): its bound, and the handover's
     /// median and p95, are the worst of those six, so that it gets no worse; the printed
     /// figures say how far it is, beside the same rule on the signal without the reports'
-    /// noise (`TwoRoomsWorld.referenceTaking`). The p95's 42.1 s is seed 1's since the
-    /// world's bus drew from a generator of its own (new draws: the rule before gave
-    /// 42.4 s there, and a wrong-door checkin on seed 3); on the earlier draws it was 34.9 s.
+    /// noise (`TwoRoomsWorld.referenceTaking`). One stay missed and a p95 of 36.2 s (seed 3
+    /// and seed 1) since a mover seated by the wall is the strongest on the smoothed lead
+    /// (eighth round; before: 3 missed and 42.1 s).
     func testADayAtTwoNeighbouringDoors() {
         let seconds = Self.hours * 3600
         for (number, seed) in Self.seeds.enumerated() {
@@ -95,12 +95,12 @@ final class NeighbourDayTests: XCTestCase {
             for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
             XCTAssertEqual(figures.wrongDoorCheckins.count, 0, "seed \(seed)")
             XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
-            XCTAssertLessThanOrEqual(figures.missedStays.count, 3, "seed \(seed)")
+            XCTAssertLessThanOrEqual(figures.missedStays.count, 1, "seed \(seed)")
             // Times are on the world's 0.1 s steps: half a step for their sums' rounding.
             XCTAssertLessThanOrEqual(figures.handover(0.5), 8.0 + 0.05,
                                      "seed \(seed): half the movers handed over within 8.0 s of entering")
-            XCTAssertLessThanOrEqual(figures.handover(0.95), 42.1 + 0.05,
-                                     "seed \(seed): 95 % of the movers handed over within 42.1 s of entering")
+            XCTAssertLessThanOrEqual(figures.handover(0.95), 36.2 + 0.05,
+                                     "seed \(seed): 95 % of the movers handed over within 36.2 s of entering")
             XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
             XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
             XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])

@@ -63,6 +63,35 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertEqual(b.store.events(.checkin).count, 1)
     }
 
+    /// A mover who came through this doorway and sits where this door leads the holder by
+    /// less than the margin is the strongest on the lead over the holder's latest smoothed
+    /// over 3 s, as a person nobody holds is (docs/neighbours.md, "The rule"): one report of
+    /// the holder's 3 dB above this door (its noise) does not start the 10 s over; four in a
+    /// row do. On the lead of each report, the one report started them over, and at such a
+    /// seat the mover stayed at the door they came from for as long as the noise let them.
+    func testAMoverSeatedByTheWallIsTheStrongestOnTheLeadSmoothedOverThreeSeconds() {
+        func secondsToCheckIn(flip: Int8, for reports: Int) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            // Door B holds them; they walk through this doorway: 20 dB ahead of B's latest.
+            heard(&a, own: -58, neighbour: -78, seconds: 3)
+            // Then seated 4 dB ahead of B.
+            for second in 0 ..< 30 {
+                tell(&a, rssi: (4 ..< 4 + reports).contains(second) ? flip : -70, holds: true)
+                a.stay(0, rssi: -66, seconds: 1)
+                if a.state(0) == .present { return second + 1 }
+            }
+            return nil
+        }
+        let steady = secondsToCheckIn(flip: -70, for: 1)
+        XCTAssertNotNil(steady)
+        XCTAssertEqual(secondsToCheckIn(flip: -63, for: 1), steady, "one report 3 dB above this door, smoothed: still the strongest")
+        // Four in a row turn the smoothed lead, which still carries the doorway's 20 dB.
+        let restarted = secondsToCheckIn(flip: -63, for: 4)
+        XCTAssertNotNil(restarted)
+        XCTAssertGreaterThanOrEqual(restarted ?? 0, 7 + 10, "four reports 3 dB above: the 10 s start over")
+    }
+
     /// A mover taken from the holder by the margin over its latest is not handed straight
     /// back: for 3 s after this door's checkin, the holder's strongest of the last 3 s is
     /// a sighting from before it (the mover on their way out of the neighbour's room), and

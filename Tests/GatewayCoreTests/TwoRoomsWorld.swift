@@ -359,6 +359,9 @@ struct TwoRoomsWorld {
         /// Per handover in `handovers`, the same latency of `referenceTaking` (infinity:
         /// never within the stay).
         var referenceHandovers: [Double] = []
+        /// Per stay ≥ 10 s that its door had open: seconds from entering the room to the
+        /// door's having the visit open (0: open as they came in, from a stay before).
+        var arrivals: [Double] = []
         /// Stays ≥ 10 s that `referenceTaking` misses too.
         var referenceMissedStays = 0
         /// Stays ≥ 10 s that `referenceWrongDoor` checks in at the other door.
@@ -383,7 +386,8 @@ struct TwoRoomsWorld {
                 + "\(stays) stays ≥ 10 s, \(missedStays.count) missed, longest double visit \(tenths(longestDoubleVisit)) s (\(longestDoubleVisitWhere)), "
                 + "handover p50 \(tenths(handover(0.5))) s, p95 \(tenths(handover(0.95))) s, max \(tenths(handover(1))) s "
                 + "(\(handovers.count) into the room, \(movedOutsideTheRoom) elsewhere); without the reports' noise: "
-                + "\(referenceMissedStays) stays missed, \(referenceWrongDoorStays) checked in at the wrong door, handover p50 \(tenths(referenceHandover(0.5))) s, p95 \(tenths(referenceHandover(0.95))) s"
+                + "\(referenceMissedStays) stays missed, \(referenceWrongDoorStays) checked in at the wrong door, handover p50 \(tenths(referenceHandover(0.5))) s, p95 \(tenths(referenceHandover(0.95))) s; "
+                + "stays open at their door p50 \(tenths(Self.quantile(0.5, of: arrivals))) s, p95 \(tenths(Self.quantile(0.95, of: arrivals))) s after entering"
         }
     }
 
@@ -485,6 +489,9 @@ struct TwoRoomsWorld {
                         let reference = referenceTaking(n, from: index, to: end)
                         if reference == nil { figures.referenceMissedStays += 1 }
                         if referenceWrongDoor(n, from: index, to: end, taken: reference) { figures.referenceWrongDoorStays += 1 }
+                        if let opened = openAt[door][n][index ..< end].firstIndex(of: true) {
+                            figures.arrivals.append(Double(opened - index) * step)
+                        }
                         if !openAt[door][n][index ..< min(end + after, regions[n].count)].contains(true) {
                             let without = reference.map { "taken after \(tenths(Double($0) * step)) s" } ?? "missed too"
                             figures.missedStays.append("p\(n) in \(Region(rawValue: region)!) \(Double(index) * step)…\(Double(end) * step) s "

@@ -45,6 +45,13 @@ extension PresenceEngine {
         // `best` is fresh, so a latest sighting is too.
         let latest = neighbourhood!.table.latest(person: person, at: now)!
         let latestLead = own - latest.rssi
+        // "The strongest" on the lead over the neighbours' latest sightings smoothed over
+        // 3 s, for a mover as for a person nobody holds: at a seat by the wall, where this
+        // door leads by a few dB, one report's noise does not start the 10 s over. Against
+        // their latest, not the strongest of their last 3 s: that is a peak of three
+        // reports' noise, a few dB above the neighbour's signal, and broke the 10 s at such
+        // a seat as surely as the noise did.
+        let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does. A person passing through it is heard strongly here; a
         // seat by the wall next door, heard through the wall, is not, even when a deep fade
@@ -60,12 +67,14 @@ extension PresenceEngine {
                 return byMargin
             }
             // Or, as for a person nobody leads, after 10 s as the strongest above
-            // `enter_rssi` (SPEC §17's exception): a mover seated where this door leads by
-            // less than the margin (by the wall) is not left at the door they came from.
-            // Only for one whose passage through this doorway two reports confirmed: a
-            // seat across the wall is held where it is.
-            return byMargin || strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: latestLead > 0,
-                                                   reportMade: latest.time)
+            // `enter_rssi` (SPEC §17's exception), and stronger than the latest sighting at
+            // that moment: a mover seated where this door leads by less than the margin (by
+            // the wall) is not left at the door they came from. Only for one whose passage
+            // through this doorway two reports confirmed: a seat across the wall is held
+            // where it is.
+            let longEnough = strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: smoothed > 0,
+                                                 reportMade: latest.time)
+            return byMargin || (longEnough && latestLead > 0)
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
         // fading there does not make this door lead.
@@ -90,12 +99,6 @@ extension PresenceEngine {
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
-        // The strongest on the lead over the neighbours' latest sightings smoothed over 3 s:
-        // at a seat by the wall, where this door leads by a few dB, one report's noise does
-        // not start the 10 s over. Against their latest, not the strongest of their last
-        // 3 s: that is a peak of three reports' noise, a few dB above the neighbour's
-        // signal, and broke the 10 s at such a seat as surely as the noise did.
-        let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         guard aboveSteadily, smoothed > 0, !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
