@@ -360,7 +360,9 @@ struct TwoRoomsWorld {
         /// never within the stay).
         var referenceHandovers: [Double] = []
         /// Per stay ≥ 10 s that its door had open: seconds from entering the room to the
-        /// door's having the visit open (0: open as they came in, from a stay before).
+        /// door's having the visit open (0: open as they came in, from a stay before). A
+        /// missed stay is not in it (it is in `missedStays`), nor one opened only in the
+        /// 3 s after: a rule that misses more stays can show quicker openings.
         var arrivals: [Double] = []
         /// Stays ≥ 10 s that `referenceTaking` misses too.
         var referenceMissedStays = 0

@@ -42,8 +42,9 @@ struct Neighbourhood: Sendable {
     var doorwayFirstReport: [Int64] = []
     /// When a second report confirmed the passage (`never`: not lately).
     var doorwayConfirmedAt: [Int64] = []
-    /// The person's lead over the neighbours' strongest fresh sighting, smoothed over
-    /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately).
+    /// The person's lead over the neighbours' latest fresh sightings, smoothed over
+    /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately):
+    /// "the strongest" of docs/neighbours.md's rule, brought up to date at every decision.
     var smoothedLead: [Float] = []
     var smoothedAt: [Int64] = []
     /// This door's signal of the person smoothed over `leadSmoothing` (dBm), and when it

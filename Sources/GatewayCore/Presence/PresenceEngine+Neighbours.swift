@@ -26,6 +26,8 @@ extension PresenceEngine {
     /// door has led the neighbours' latest by the margin for `handover_s` (or, the passage
     /// confirmed by two reports, been the strongest against them for 10 s); or nobody
     /// holds them and this door has been the strongest, above `enter_rssi`, for 10 s.
+    /// "The strongest", in both, is the lead over the neighbours' latest smoothed over 3 s
+    /// above 0, and leading their latest at the moment of the checkin.
     /// `above`: the signal exceeds `enter_rssi` (the caller checks it for the
     /// checkin itself).
     mutating func neighboursLetCheckIn(person: Int, now: Int64, above: Bool) -> Bool {
