@@ -74,9 +74,9 @@ extension PresenceEngine {
             // the wall) is not left at the door they came from. Only for one whose passage
             // through this doorway two reports confirmed: a seat across the wall is held
             // where it is.
-            let longEnough = strongestLongEnough(person: person, now: now, above: aboveSteadily, stronger: smoothed > 0,
-                                                 reportMade: latest.time)
-            return byMargin || (longEnough && latestLead > 0)
+            let longEnough = strongestLongEnough(person: person, now: now, above: aboveSteadily, smoothedLead: smoothed,
+                                                 latestLead: latestLead, reportMade: latest.time)
+            return byMargin || longEnough
         }
         // Against the strongest of the neighbours' sightings of the last 3 s: a moment of
         // fading there does not make this door lead.
@@ -101,27 +101,30 @@ extension PresenceEngine {
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
-        guard aboveSteadily, smoothed > 0, !heldElsewhere else {
+        guard !heldElsewhere else {
             neighbourhood!.strongestSince[person] = Self.never
             return takes
         }
-        let longEnough = strongestLongEnough(person: person, now: now, above: true, stronger: true, reportMade: best.time)
-        // And stronger at this moment: the smoothed lead lags a person walking out of this
-        // room to the next door's, whose report already hears them better.
-        return takes || (longEnough && latestLead > 0)
+        let longEnough = strongestLongEnough(person: person, now: now, above: aboveSteadily, smoothedLead: smoothed,
+                                             latestLead: latestLead, reportMade: best.time)
+        return takes || longEnough
     }
 
-    /// This door has been the strongest (`stronger`: over the neighbours' sightings), above
-    /// `enter_rssi`, for 10 s, confirmed by a neighbour's report made `confirm` after that
-    /// began.
-    mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, stronger: Bool, reportMade: Int64) -> Bool {
-        guard above, stronger else {
+    /// This door has been the strongest (its lead over the neighbours' latest sightings
+    /// smoothed over 3 s above 0), above `enter_rssi`, for 10 s, confirmed by a neighbour's
+    /// report made `confirm` after that began, and leads their latest at this moment: the
+    /// smoothed lead lags a person walking out of this room to the next door's, whose report
+    /// already hears them better.
+    mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, smoothedLead: Float, latestLead: Int,
+                                      reportMade: Int64) -> Bool {
+        guard above, smoothedLead > 0 else {
             neighbourhood!.strongestSince[person] = Self.never
             return false
         }
         if neighbourhood!.strongestSince[person] == Self.never { neighbourhood!.strongestSince[person] = now }
         let strongest = neighbourhood!.strongestSince[person]
         return now &- strongest >= neighbourhood!.strongestAlone && reportMade &- strongest >= neighbourhood!.confirm
+            && latestLead > 0
     }
 
     /// A neighbour that leads this door by the doorway's lead has the person at its own
