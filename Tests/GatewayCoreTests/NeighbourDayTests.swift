@@ -81,9 +81,10 @@ final class NeighbourDayTests: XCTestCase {
     /// the third does not (docs/neighbours.md, "Status"): its bound, and the handover's
     /// median and p95, are the worst of those six, so that it gets no worse; the printed
     /// figures say how far it is, beside the same rule on the signal without the reports'
-    /// noise (`TwoRoomsWorld.referenceTaking`). One stay missed and a p95 of 36.2 s (seed 3
-    /// and seed 1) since a mover seated by the wall is the strongest on the smoothed lead
-    /// (eighth round; before: 3 missed and 42.1 s).
+    /// noise (`TwoRoomsWorld.referenceTaking`). One stay missed (seed 3), a median of 7.1 s
+    /// and a p95 of 21.3 s (0x516E) since a mover whose passage is confirmed keeps the
+    /// margin's lead within its hysteresis and a passage heard at the doorway's level
+    /// confirms itself (ninth round; before: 1 missed, 8.0 s and 36.2 s).
     func testADayAtTwoNeighbouringDoors() {
         let seconds = Self.hours * 3600
         for (number, seed) in Self.seeds.enumerated() {
@@ -97,10 +98,10 @@ final class NeighbourDayTests: XCTestCase {
             XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
             XCTAssertLessThanOrEqual(figures.missedStays.count, 1, "seed \(seed)")
             // Times are on the world's 0.1 s steps: half a step for their sums' rounding.
-            XCTAssertLessThanOrEqual(figures.handover(0.5), 8.0 + 0.05,
-                                     "seed \(seed): half the movers handed over within 8.0 s of entering")
-            XCTAssertLessThanOrEqual(figures.handover(0.95), 36.2 + 0.05,
-                                     "seed \(seed): 95 % of the movers handed over within 36.2 s of entering")
+            XCTAssertLessThanOrEqual(figures.handover(0.5), 7.1 + 0.05,
+                                     "seed \(seed): half the movers handed over within 7.1 s of entering")
+            XCTAssertLessThanOrEqual(figures.handover(0.95), 21.3 + 0.05,
+                                     "seed \(seed): 95 % of the movers handed over within 21.3 s of entering")
             XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
             XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
             XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])

@@ -39,7 +39,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     public static let leadSmoothing: Duration = .seconds(3)
     /// A neighbour's lead over this door that has reached the margin (the start of a
     /// `moved` checkout's time) goes on counting while it stays within this much of it
-    /// (dB). This door's own leads need the whole margin throughout.
+    /// (dB). This door's own leads need the whole margin throughout, but for a mover whose
+    /// passage through this doorway is confirmed: their lead over the holder's latest goes
+    /// on within this much of the margin too (one report's noise is about 2 dB).
     public static let leadHysteresisDB = 3
     /// A person this door has led by the margin plus this much (dB), against the
     /// neighbours' latest sightings, came in through this door's doorway: a seat across
@@ -48,6 +50,12 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// A person passing through this door's doorway is heard at least this much above
     /// `enter_rssi` (dB).
     public static let doorwayAboveEnterDB = 10
+    /// A passage heard this much above `enter_rssi` (dB) on this door's median, by a door
+    /// that was not the strongest just before, is confirmed without a second report: only
+    /// the doorway, a metre or two from the gateway, gives such a level; a seat across the
+    /// wall is 10 dB or more below it, and one advertisement's fading does not move a
+    /// median that far.
+    public static let doorwayStrongAboveEnterDB = 16
     /// For this long after, a person a neighbour holds is taken here by the margin over
     /// the neighbours' latest sightings for `handover_s`, or as the strongest against them
     /// for `strongestAlone` (docs/neighbours.md, "The rule").

@@ -106,6 +106,13 @@ struct Neighbourhood: Sendable {
         Self.smooth(&smoothedLead[person], at: &smoothedAt[person], toward: Float(lead), now: now, over: leadSmoothing)
     }
 
+    /// Whether this door was the strongest for the person just before `now`: its smoothed
+    /// lead, brought up to date within the last `leadSmoothing`, above 0.
+    func wasStrongest(person: Int, now: Int64) -> Bool {
+        let last = smoothedAt[person]
+        return last != Self.never && now >= last && now &- last < leadSmoothing && smoothedLead[person] > 0
+    }
+
     /// This door's signal of the person at `now`, smoothed as `smoothLead` smooths the lead.
     mutating func smoothSignal(person: Int, rssi: Int, now: Int64) -> Float {
         Self.smooth(&smoothedSignal[person], at: &smoothedSignalAt[person], toward: Float(rssi), now: now, over: leadSmoothing)
@@ -142,10 +149,13 @@ struct Neighbourhood: Sendable {
 
     /// This door leads the person by the doorway's lead against a neighbour's report made
     /// at `report`: they came through this doorway. Confirmed once two of the neighbours'
-    /// reports made within `confirm` show it: one report caught in a deep fade at the
-    /// neighbour is not a person in this doorway, and only a confirmed passage lets this
-    /// door take a person a neighbour holds as the strongest, without the margin.
-    mutating func doorwayLead(person: Int, report: Int64, now: Int64) {
+    /// reports made within `confirm` show it, or at once when the passage is `strong`
+    /// (heard at the doorway's level on this door's median, by a door that was not the
+    /// strongest before: `NeighbourSetup.doorwayStrongAboveEnterDB`): one report caught in
+    /// a deep fade at the neighbour is not a person in this doorway, and only a confirmed
+    /// passage lets this door take a person a neighbour holds as the strongest, without
+    /// the margin, or keep a lead by the margin within the hysteresis.
+    mutating func doorwayLead(person: Int, report: Int64, now: Int64, strong: Bool) {
         doorwayAt[person] = now
         let first = doorwayFirstReport[person]
         if first == Self.never || report &- first > confirm || report < first {
@@ -153,6 +163,7 @@ struct Neighbourhood: Sendable {
         } else if report != first {
             doorwayConfirmedAt[person] = now
         }
+        if strong { doorwayConfirmedAt[person] = now }
     }
 
     /// The person's passage through this doorway is forgotten (they went on to a

@@ -23,8 +23,9 @@ extension PresenceEngine {
     /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
     /// neighbour's report made `confirm` after this door heard the person best since the
     /// lead began; or a neighbour holds them and they came through this doorway, and this
-    /// door has led the neighbours' latest by the margin for `handover_s` (or, the passage
-    /// confirmed by two reports, been the strongest against them for 10 s); or nobody
+    /// door has led the neighbours' latest by the margin for `handover_s` (the passage
+    /// confirmed, within `leadHysteresisDB` of it), or, the passage confirmed, been the
+    /// strongest against them for 10 s; or nobody
     /// holds them and this door has been the strongest, above `enter_rssi`, for 10 s.
     /// "The strongest", in both, is the lead over the neighbours' latest smoothed over 3 s
     /// above 0, and leading their latest at the moment of the checkin.
@@ -53,18 +54,25 @@ extension PresenceEngine {
         // their latest, not the strongest of their last 3 s: that is a peak of three
         // reports' noise, a few dB above the neighbour's signal, and broke the 10 s at such
         // a seat as surely as the noise did.
+        let wasStrongest = neighbourhood!.wasStrongest(person: person, now: now)
         let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does. A person passing through it is heard strongly here; a
         // seat by the wall next door, heard through the wall, is not, even when a deep fade
-        // at the neighbour makes this door lead it by the doorway's lead.
+        // at the neighbour makes this door lead it by the doorway's lead. Heard at the
+        // doorway's level on the median, by a door that was not the strongest just before
+        // (a person walking out of this room passes the same doorway), the passage needs no
+        // second report to confirm it: the neighbours' reports lag a walk through a doorway,
+        // and the second often came too late.
         let passing = max(own, recentSignal(person: person, now: now) ?? own)
         if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, neighbourhood!.isDoorwayLead(passing - latest.rssi) {
-            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now)
+            let strong = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
+            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, strong: strong)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
-            let byMargin = takesOver(person: person, now: now, lead: latestLead, reportMade: latest.time)
-            guard neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) else {
+            let confirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
+            let byMargin = takesOver(person: person, now: now, lead: latestLead, reportMade: latest.time, confirmed: confirmed)
+            guard confirmed else {
                 neighbourhood!.strongestSince[person] = Self.never
                 return byMargin
             }
@@ -72,8 +80,7 @@ extension PresenceEngine {
             // `enter_rssi` (SPEC §17's exception), and stronger than the latest sighting at
             // that moment: a mover seated where this door leads by less than the margin (by
             // the wall) is not left at the door they came from. Only for one whose passage
-            // through this doorway two reports confirmed: a seat across the wall is held
-            // where it is.
+            // through this doorway is confirmed: a seat across the wall is held where it is.
             let longEnough = strongestLongEnough(person: person, now: now, above: aboveSteadily, smoothedLead: smoothed,
                                                  latestLead: latestLead, reportMade: latest.time)
             return byMargin || longEnough
@@ -140,9 +147,16 @@ extension PresenceEngine {
     /// A person a neighbour holds who came in through this door's doorway (a mover, not a
     /// seat across the wall): taken after this door has led the neighbours' latest
     /// sightings by `margin_db` for `handover_s` (SPEC §17: a checkin leads every fresh
-    /// sighting by the margin), confirmed by a report made `confirm` after that began.
-    mutating func takesOver(person: Int, now: Int64, lead: Int, reportMade: Int64) -> Bool {
-        guard neighbourhood!.reachesMargin(lead) else {
+    /// sighting by the margin), confirmed by a report made `confirm` after that began. With
+    /// the passage `confirmed`, a lead that reached the margin goes on within
+    /// `leadHysteresisDB` of it: the two doors' medians differ by about 2 dB of noise, and
+    /// at a lead a few dB above the margin each report's dip below it started the
+    /// `handover_s` over.
+    mutating func takesOver(person: Int, now: Int64, lead: Int, reportMade: Int64, confirmed: Bool) -> Bool {
+        let keeps = confirmed
+            ? neighbourhood!.keepsLead(lead, since: neighbourhood!.leadingSince[person])
+            : neighbourhood!.reachesMargin(lead)
+        guard keeps else {
             neighbourhood!.leadingSince[person] = Self.never
             return false
         }
