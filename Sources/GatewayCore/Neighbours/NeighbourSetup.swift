@@ -40,8 +40,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// A neighbour's lead over this door that has reached the margin (the start of a
     /// `moved` checkout's time) goes on counting while it stays within this much of it
     /// (dB). This door's own leads need the whole margin throughout, but for a mover whose
-    /// passage through this doorway is confirmed: their lead over the holder's latest goes
-    /// on within this much of the margin too (one report's noise is about 2 dB).
+    /// passage through this doorway is confirmed: their lead over the neighbours' latest
+    /// sightings goes on within this much of the margin too (one report's noise is about
+    /// 2 dB).
     public static let leadHysteresisDB = 3
     /// A person this door has led by the margin plus this much (dB), against the
     /// neighbours' latest sightings, came in through this door's doorway: a seat across
@@ -51,7 +52,8 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// `enter_rssi` (dB).
     public static let doorwayAboveEnterDB = 10
     /// A passage heard this much above `enter_rssi` (dB) on this door's median, by a door
-    /// that was not the strongest just before, is confirmed without a second report: only
+    /// that was not the strongest within the last `leadSmoothing`, is confirmed without a
+    /// second report: only
     /// the doorway, a metre or two from the gateway, gives such a level; a seat across the
     /// wall is 10 dB or more below it, and one advertisement's fading does not move a
     /// median that far.

@@ -40,7 +40,8 @@ struct Neighbourhood: Sendable {
     /// When the neighbours' report was made against which this door first led the person
     /// by the doorway's lead (`never`: none lately).
     var doorwayFirstReport: [Int64] = []
-    /// When a second report confirmed the passage (`never`: not lately).
+    /// When the passage was confirmed, by a second report or heard at the doorway's level
+    /// (`never`: not lately).
     var doorwayConfirmedAt: [Int64] = []
     /// The person's lead over the neighbours' latest fresh sightings, smoothed over
     /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately):
@@ -106,6 +107,13 @@ struct Neighbourhood: Sendable {
         Self.smooth(&smoothedLead[person], at: &smoothedAt[person], toward: Float(lead), now: now, over: leadSmoothing)
     }
 
+    /// The person's leads here (by the margin, as the strongest) are over: their state
+    /// changed.
+    mutating func stopLeads(person: Int) {
+        leadingSince[person] = Self.never
+        strongestSince[person] = Self.never
+    }
+
     /// Whether this door was the strongest for the person just before `now`: its smoothed
     /// lead, brought up to date within the last `leadSmoothing`, above 0.
     func wasStrongest(person: Int, now: Int64) -> Bool {
@@ -149,13 +157,13 @@ struct Neighbourhood: Sendable {
 
     /// This door leads the person by the doorway's lead against a neighbour's report made
     /// at `report`: they came through this doorway. Confirmed once two of the neighbours'
-    /// reports made within `confirm` show it, or at once when the passage is `strong`
+    /// reports made within `confirm` show it, or at once when `heardAtDoorwayLevel`
     /// (heard at the doorway's level on this door's median, by a door that was not the
     /// strongest before: `NeighbourSetup.doorwayStrongAboveEnterDB`): one report caught in
     /// a deep fade at the neighbour is not a person in this doorway, and only a confirmed
     /// passage lets this door take a person a neighbour holds as the strongest, without
     /// the margin, or keep a lead by the margin within the hysteresis.
-    mutating func doorwayLead(person: Int, report: Int64, now: Int64, strong: Bool) {
+    mutating func doorwayLead(person: Int, report: Int64, now: Int64, heardAtDoorwayLevel: Bool) {
         doorwayAt[person] = now
         let first = doorwayFirstReport[person]
         if first == Self.never || report &- first > confirm || report < first {
@@ -163,7 +171,7 @@ struct Neighbourhood: Sendable {
         } else if report != first {
             doorwayConfirmedAt[person] = now
         }
-        if strong { doorwayConfirmedAt[person] = now }
+        if heardAtDoorwayLevel { doorwayConfirmedAt[person] = now }
     }
 
     /// The person's passage through this doorway is forgotten (they went on to a
@@ -174,7 +182,8 @@ struct Neighbourhood: Sendable {
         doorwayFirstReport[person] = Self.never
     }
 
-    /// Whether two reports confirmed the passage within `doorwayMemory`.
+    /// Whether the passage was confirmed (by two reports, or heard at the doorway's level)
+    /// within `doorwayMemory`.
     func cameThroughDoorwayConfirmed(person: Int, now: Int64) -> Bool {
         doorwayConfirmedAt[person] != Self.never && now &- doorwayConfirmedAt[person] <= doorwayMemory
     }

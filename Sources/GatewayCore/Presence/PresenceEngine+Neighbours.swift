@@ -66,8 +66,8 @@ extension PresenceEngine {
         // and the second often came too late.
         let passing = max(own, recentSignal(person: person, now: now) ?? own)
         if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, neighbourhood!.isDoorwayLead(passing - latest.rssi) {
-            let strong = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
-            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, strong: strong)
+            let atDoorwayLevel = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
+            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
             let confirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)

@@ -109,6 +109,9 @@ extension PresenceEngine {
         let from = persons[person].state
         guard from != state else { return }
         persons[person].state = state
+        // The rule's leads (docs/neighbours.md) run within one stretch of NEARBY: one from
+        // before a checkin, or before the person was out of hearing, is no lead now.
+        if neighbourhood != nil { neighbourhood!.stopLeads(person: person) }
         if from.hasOpenVisit != state.hasOpenVisit { openVisits += state.hasOpenVisit ? 1 : -1 }
         events.append(.stateChanged(personId: persons[person].id, from: from, to: state, at: Instant(nanoseconds: now)))
     }
