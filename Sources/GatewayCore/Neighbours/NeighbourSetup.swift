@@ -53,10 +53,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     public static let doorwayAboveEnterDB = 10
     /// A passage heard this much above `enter_rssi` (dB) on this door's median, by a door
     /// that was not the strongest within the last `leadSmoothing`, is confirmed without a
-    /// second report: only
-    /// the doorway, a metre or two from the gateway, gives such a level; a seat across the
-    /// wall is 10 dB or more below it, and one advertisement's fading does not move a
-    /// median that far.
+    /// second report: only the doorway, a metre or two from the gateway, gives such a
+    /// level; a seat across the wall is 10 dB or more below it, and one advertisement's
+    /// fading does not move a median that far.
     public static let doorwayStrongAboveEnterDB = 16
     /// For this long after, a person a neighbour holds is taken here by the margin over
     /// the neighbours' latest sightings for `handover_s`, or as the strongest against them

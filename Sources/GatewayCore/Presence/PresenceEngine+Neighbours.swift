@@ -213,8 +213,7 @@ extension PresenceEngine {
         let timestamp = unconfirmed ? min(slot.unconfirmedSince, since) : since
         let series = unconfirmed ? slot.unconfirmedSeries : self.series(slot: Int(slot.decidingTag), now: now)
         neighbourhood!.ledSince[person] = Self.never
-        neighbourhood!.strongestSince[person] = Self.never
-        neighbourhood!.leadingSince[person] = Self.never
+        // The leads here end with the state change (`setState`).
         neighbourhood!.forgetDoorway(person: person)
         let next: PresenceState = now &- slot.lastSample >= limits.awayAfter ? .outside : .nearby
         endVisit(person: person, timestamp: timestamp, decidedAt: now, series: series, next: next, stateAt: now,
