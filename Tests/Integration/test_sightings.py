@@ -85,9 +85,10 @@ def test_heartbeat_status_and_metrics_say_which_neighbour_is_heard_and_when_it_f
     assert value(families, "beacon_gateway_neighbours") == 2
     assert value(families, "beacon_gateway_neighbours_heard") == 1
     assert sightings(families, "in", "accepted") >= 1
-    # (The report made at the start, before the session was up, is not sent; none after.)
+    # (Reports made at the start, before the session was up, are not sent; none after:
+    # checked below, once the bus has been up a while.)
     not_sent = sightings(families, "out", "not_sent")
-    assert sightings(families, "in", "forged") == 0 and not_sent <= 1
+    assert sightings(families, "in", "forged") == 0
     report_ = status_json(gateway_bin, runtime)
     assert report_["neighbours"]["configured"] == 2 and report_["neighbours"]["heard"] == 1, report_["neighbours"]
     assert door(report_, "door-b")["heard"] is True and door(report_, "door-b")["lastHeardS"] < 2
@@ -166,7 +167,9 @@ def test_hostile_reports_are_refused_and_counted_and_check_nobody_in_or_out(gate
     # A flood: 10,000 forged reports a second for 2 s, each made now and different.
     families = scrape(port)
     accepted_before = sightings(families, "in", "accepted")
-    refused_before = sightings(families, "in", "forged") + sightings(families, "in", "stale")
+    forged_before = sightings(families, "in", "forged")
+    refused_before = forged_before + sightings(families, "in", "stale")
+    genuine_before = door_b.sent
     flooded = hostile.flood(lambda i: report(keys, "door-b", claim, wall_ms=int(time.time() * 1000) + i % 7,
                                              sign_with=i.to_bytes(32, "big")), rate=10_000, seconds=2)
     # Each is refused and counted: forged, or stale if it waited more than 3 s in the
@@ -176,10 +179,14 @@ def test_hostile_reports_are_refused_and_counted_and_check_nobody_in_or_out(gate
         counted = sightings(families, "in", "forged") + sightings(families, "in", "stale") - refused_before
         return counted if counted >= flooded else None
     counted = wait_until(settled, 60, f"the {flooded} forged reports of the flood counted")
-    assert counted == flooded
+    # Beside them only door-b's own reports of those seconds, stale if they waited as long
+    # in the same queues; none of door-b's is forged.
     families = scrape(port)
+    assert sightings(families, "in", "forged") - forged_before <= flooded
+    assert counted <= flooded + door_b.sent - genuine_before
     # The genuine neighbour went on being heard through it, and nobody moved.
-    assert sightings(families, "in", "accepted") > accepted_before
+    families = wait_until(lambda: (f := scrape(port)) and sightings(f, "in", "accepted") > accepted_before and f, 10,
+                          "door-b's reports taken after the flood")
     assert value(families, "beacon_gateway_neighbours_heard") == 1
     assert agent.lines(r" checkout ") == [], agent.lines(r" checkout ")
     assert len(agent.lines(r" checkin ")) == 1 and not agent.lines(r" checkin .*u_02")
