@@ -77,14 +77,14 @@ final class NeighbourDayTests: XCTestCase {
     /// docs/neighbours.md's goal, on every seed: no checkin at the wrong door while the
     /// neighbour is alive, never both doors holding one person longer than `handover_s` +
     /// 2 s, no stay of 10 s or more missed; and the same day without neighbours shows the
-    /// problem. The first holds on the six seeds measured (6 h of 0x516E, 1–3, 10 and 11);
-    /// the third does not (docs/neighbours.md, "Status"): its bound, and the handover's
-    /// median and p95, are the worst of those six, so that it gets no worse; the printed
-    /// figures say how far it is, beside the same rule on the signal without the reports'
-    /// noise (`TwoRoomsWorld.referenceTaking`). One stay missed (seed 3), a median of 7.1 s
-    /// and a p95 of 21.3 s (0x516E) since a mover whose passage is confirmed keeps the
-    /// margin's lead within its hysteresis and a passage heard at the doorway's level
-    /// confirms itself (ninth round; before: 1 missed, 8.0 s and 36.2 s).
+    /// problem. All three hold on the six seeds measured (6 h of 0x516E, 1–3, 10 and 11)
+    /// since a mover's passage is also confirmed by the lead's swing (tenth round; before,
+    /// seed 3 missed one stay); not on every other seed (docs/neighbours.md, "Status"). The
+    /// handover's median and p95 are bounded by the worst of those six and of the 3 h that
+    /// `swift test` runs, so that they get no worse; the printed figures say how far they are from `handover_s` + 2 s, beside the
+    /// same rule on the signal without the reports' noise (`TwoRoomsWorld.referenceTaking`):
+    /// a median of 7.1 s and a p95 of 16.2 s (0x516E's 3 h; its 6 h 15.9 s; ninth round
+    /// 7.1 s and 21.3 s, eighth 8.0 s and 36.2 s).
     func testADayAtTwoNeighbouringDoors() {
         let seconds = Self.hours * 3600
         for (number, seed) in Self.seeds.enumerated() {
@@ -96,12 +96,12 @@ final class NeighbourDayTests: XCTestCase {
             for line in figures.wrongDoorCheckins + figures.missedStays { print("  \(line)") }
             XCTAssertEqual(figures.wrongDoorCheckins.count, 0, "seed \(seed)")
             XCTAssertLessThanOrEqual(figures.longestDoubleVisit, 5 + 2, "seed \(seed): \(figures.longestDoubleVisitWhere)")
-            XCTAssertLessThanOrEqual(figures.missedStays.count, 1, "seed \(seed)")
+            XCTAssertEqual(figures.missedStays.count, 0, "seed \(seed)")
             // Times are on the world's 0.1 s steps: half a step for their sums' rounding.
             XCTAssertLessThanOrEqual(figures.handover(0.5), 7.1 + 0.05,
                                      "seed \(seed): half the movers handed over within 7.1 s of entering")
-            XCTAssertLessThanOrEqual(figures.handover(0.95), 21.3 + 0.05,
-                                     "seed \(seed): 95 % of the movers handed over within 21.3 s of entering")
+            XCTAssertLessThanOrEqual(figures.handover(0.95), 16.2 + 0.05,
+                                     "seed \(seed): 95 % of the movers handed over within 16.2 s of entering")
             XCTAssertGreaterThan(figures.moved, 10, "movers are handed over")
             XCTAssertGreaterThan(world.doors[0].core.sightings.taken, 1000)
             XCTAssertEqual(world.doors[0].core.sightings.refused.filter { $0.key != .ownReport }, [:])

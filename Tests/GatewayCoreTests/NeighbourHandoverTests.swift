@@ -179,6 +179,33 @@ final class NeighbourHandoverTests: XCTestCase {
                      "this door the strongest before: a person walking out through the doorway, nothing confirmed")
     }
 
+    /// A mover from the neighbour's doorway to this one passes it within one of the
+    /// neighbour's reports, which still has them by its own doorway: no doorway's lead. The
+    /// lead's swing (behind by the margin, then ahead by it, heard at the doorway's level)
+    /// confirms the passage, and the seat 2 dB ahead is taken as the strongest for 10 s.
+    /// Before, the passage stayed unconfirmed and only the whole margin could take them.
+    func testAMoverFromTheNeighboursDoorwayIsConfirmedByTheLeadsSwing() {
+        func takenAtTheSeat(neighbourBefore: Int8, passage: Int) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            a.advance(seconds: 1)
+            // In the corridor by B's doorway (B holds them): B hears them at `neighbourBefore`.
+            heard(&a, own: -66, neighbour: neighbourBefore, seconds: 3)
+            // Through this doorway within one of B's reports, which still hears them well.
+            tell(&a, rssi: neighbourBefore, holds: true)
+            a.stay(0, rssi: passage, seconds: 2)
+            // B's next report has lost them behind the wall; seated here 2 dB ahead of B.
+            return secondsToCheckIn(&a, own: -66, neighbour: -68, holds: true, within: 20)
+        }
+        let taken = takenAtTheSeat(neighbourBefore: -50, passage: -56)
+        XCTAssertNotNil(taken, "from 16 dB behind to 12 dB ahead at the doorway's level: a passage, confirmed")
+        XCTAssertTrue((11 ... 13).contains(taken ?? 0), "the strongest for 10 s once the smoothed lead is above 0 (2-3 s)")
+        XCTAssertNil(takenAtTheSeat(neighbourBefore: -50, passage: -64),
+                     "below the doorway's level (enter_rssi + 6): no passage, and 2 dB takes nobody B holds")
+        XCTAssertNil(takenAtTheSeat(neighbourBefore: -63, passage: -56),
+                     "3 dB behind before: no swing, one report's doorway lead confirms nothing")
+    }
+
     /// A lead runs within one stretch of NEARBY: one begun before the person was out of
     /// hearing (OUTSIDE after `awayAfter`) does not go on when they come back, and the
     /// margin's `handover_s` starts again. Before, a lead begun ten minutes earlier took the

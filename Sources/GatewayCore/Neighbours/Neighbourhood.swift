@@ -114,6 +114,13 @@ struct Neighbourhood: Sendable {
         strongestSince[person] = Self.never
     }
 
+    /// The smoothed lead, brought up to date within the last `leadSmoothing`; nil if not.
+    func recentSmoothedLead(person: Int, now: Int64) -> Float? {
+        let last = smoothedAt[person]
+        guard last != Self.never, now >= last, now &- last < leadSmoothing else { return nil }
+        return smoothedLead[person]
+    }
+
     /// Whether this door was the strongest for the person just before `now`: its smoothed
     /// lead, brought up to date within the last `leadSmoothing`, above 0.
     func wasStrongest(person: Int, now: Int64) -> Bool {
@@ -148,6 +155,9 @@ struct Neighbourhood: Sendable {
         }
         return true
     }
+
+    /// A smoothed `lead` (dB) is behind by the margin or more.
+    func isBehindByMargin(_ lead: Float) -> Bool { -lead * 10 >= Float(marginTenths) }
 
     /// `lead` dB (this door's signal minus another's) reaches the margin.
     func reachesMargin(_ lead: Int) -> Bool { lead &* 10 >= marginTenths }

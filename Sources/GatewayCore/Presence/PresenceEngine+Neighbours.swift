@@ -55,6 +55,7 @@ extension PresenceEngine {
         // reports' noise, a few dB above the neighbour's signal, and broke the 10 s at such
         // a seat as surely as the noise did.
         let wasStrongest = neighbourhood!.wasStrongest(person: person, now: now)
+        let leadBefore = neighbourhood!.recentSmoothedLead(person: person, now: now)
         let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does. A person passing through it is heard strongly here; a
@@ -65,9 +66,17 @@ extension PresenceEngine {
         // second report to confirm it: the neighbours' reports lag a walk through a doorway,
         // and the second often came too late.
         let passing = max(own, recentSignal(person: person, now: now) ?? own)
-        if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, neighbourhood!.isDoorwayLead(passing - latest.rssi) {
+        //
+        // Walked from the neighbour's doorway to this one (2.4 m, about one report period),
+        // the person is in this doorway while the neighbour's latest report still has them
+        // by its own, and the doorway's lead never shows. The lead's swing does: behind by
+        // the margin just before (smoothed over 3 s), ahead by it now, with the doorway's
+        // level here. A seat by the wall is steady on both sides, and heard here below the
+        // doorway's level: confirmed at once.
+        let swung = leadBefore.map { neighbourhood!.isBehindByMargin($0) } == true && neighbourhood!.reachesMargin(latestLead)
+        if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, swung || neighbourhood!.isDoorwayLead(passing - latest.rssi) {
             let atDoorwayLevel = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
-            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel)
+            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung)
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
             let confirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
