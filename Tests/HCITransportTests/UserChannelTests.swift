@@ -66,7 +66,9 @@ final class UserChannelBusyBindTests: XCTestCase {
     private final class Kernel {
         var busy: Int
         var attempts = 0
-        var opened: [Int32] = []
+        /// The far ends of the sockets handed out: the transport owns (and closes) the near
+        /// ends, the test these.
+        var peers: [Int32] = []
         init(busy: Int) { self.busy = busy }
 
         func open(_ index: Int) throws(TransportError) -> Int32 {
@@ -77,15 +79,23 @@ final class UserChannelBusyBindTests: XCTestCase {
             }
             var ends: [Int32] = [-1, -1]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0 else { throw .notOpen }
-            opened += ends
+            peers.append(ends[1])
             return ends[0]
         }
     }
 
     func testBusyBindIsRetriedByTheCallerThenOpens() throws {
         let kernel = Kernel(busy: 3)
-        let transport = UserChannelTransport(index: 0xFFFE, closer: BackgroundCloser(), openSocket: kernel.open)
-        defer { transport.close(); kernel.opened.forEach { Glibc.close($0) } }
+        let closer = BackgroundCloser()
+        let transport = UserChannelTransport(index: 0xFFFE, closer: closer, openSocket: kernel.open)
+        // The transport's close runs on a thread of its own: the socket is closed once it
+        // has returned, and by it alone (closed here too, its number, reused meanwhile by
+        // a later test's file, would be closed under that test).
+        defer {
+            transport.close()
+            XCTAssertTrue(closer.waitUntilClosed(transport.name, timeout: .seconds(30)))
+            kernel.peers.forEach { Glibc.close($0) }
+        }
         for _ in 0 ..< 3 {
             XCTAssertThrowsError(try transport.open()) { error in
                 XCTAssertEqual(error as? TransportError, .adapterGoingDown(index: 0xFFFE))
