@@ -57,7 +57,9 @@ final class ScriptedPoller: ReadinessPoller {
 /// Readability is real (bytes fed are there to read), so a reader that pauses reading or
 /// reads in small pieces sees exactly what it would see on a socket; only time is virtual.
 public final class ScriptedDescriptor {
-    /// The end the code under test uses (non-blocking).
+    /// The end the code under test uses (non-blocking). Owned here and closed when this
+    /// goes: code that closes what it is given (a transport) gets a dup(2) of it, or a
+    /// later file that reuses the number would be closed under it.
     public let fileDescriptor: Int32
     private var peer: Int32
     private let poller: ScriptedPoller

@@ -174,6 +174,9 @@ final class EventLoopTests: XCTestCase {
         var hangups = 0
         var terms = 0
         try loop.onSignal(.hangup) { hangups += 1 }
+        // Given back on every path: a test that threw here would leave SIGTERM to a pipe
+        // nobody reads for the rest of the process.
+        defer { loop.stopHandlingSignals() }
         try loop.onSignal(.terminate) { terms += 1 }
         XCTAssertThrowsError(try EventLoop().onSignal(.interrupt) {}) { error in
             XCTAssertEqual(error as? EventLoopError, .signalsOwnedByAnotherLoop)

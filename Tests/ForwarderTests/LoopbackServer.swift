@@ -19,6 +19,10 @@ final class LoopbackServer: @unchecked Sendable {
     }
 
     private let listener: Int32
+    /// The accept loop's thread, joined by `stop()` before the listener is closed: a
+    /// thread still about to call accept(2) on a closed number would take the connections
+    /// of whatever socket a later test gets at that number.
+    private var acceptThread = pthread_t()
     let port: UInt16
     private let state = Mutex<[Request]>([])
     private let headState = Mutex<[String]>([])
@@ -40,7 +44,7 @@ final class LoopbackServer: @unchecked Sendable {
         }
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
         port = UInt16(bigEndian: address.sin_port)
-        spawn { [self] in acceptLoop() }
+        acceptThread = start { [self] in acceptLoop() }
     }
 
     struct POSIXFailure: Error { var errno: Int32 }
@@ -51,8 +55,11 @@ final class LoopbackServer: @unchecked Sendable {
     /// Every request's line and headers, as received.
     var heads: [String] { headState.withLock { $0 } }
 
+    /// Once: shutdown(2) makes the pending accept(2) fail, the accept thread ends, then
+    /// the listener is closed.
     func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
+        pthread_join(acceptThread, nil)
         close(listener)
     }
 
@@ -143,14 +150,20 @@ extension LoopbackServer.Request {
 
 /// Runs `body` on a detached thread.
 private func spawn(_ body: @escaping @Sendable () -> Void) {
+    pthread_detach(start(body))
+}
+
+/// Runs `body` on a new thread, to be joined or detached by the caller.
+private func start(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     let context = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()
-    pthread_create(&thread, nil, { raw in
+    let started = pthread_create(&thread, nil, { raw in
         guard let raw else { return nil }
         let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
         box.body()
         return nil
     }, context)
-    pthread_detach(thread)
+    precondition(started == 0, "pthread_create: \(started)")
+    return thread
 }

@@ -41,14 +41,16 @@ final class TCPTransportTests: XCTestCase {
         return (fd, port)
     }
 
-    private func connectedPair(ipv6: Bool = false) throws -> (TCPTransport, Int32) {
+    /// `closesPeer`: the teardown closes the peer (false when the test closes it itself:
+    /// closed twice, the number could by then be another test's file).
+    private func connectedPair(ipv6: Bool = false, closesPeer: Bool = true) throws -> (TCPTransport, Int32) {
         let server = try listen(ipv6: ipv6)
         let transport = TCPTransport(host: ipv6 ? "::1" : "127.0.0.1", port: server.port)
         try transport.open()
         addTeardownBlock { transport.close() }
         let peer = accept(server.fd, nil, nil)
         guard peer >= 0 else { throw POSIXFailure(call: "accept", errno: errno) }
-        addTeardownBlock { close(peer) }
+        if closesPeer { addTeardownBlock { close(peer) } }
         return (transport, peer)
     }
 
@@ -118,7 +120,7 @@ final class TCPTransportTests: XCTestCase {
     }
 
     func testSendToAClosedPeerIsAnErrorNotSIGPIPE() throws {
-        let (transport, peer) = try connectedPair()
+        let (transport, peer) = try connectedPair(closesPeer: false)
         close(peer)
         // The first write may still be accepted locally; the reset arrives after it.
         var failure: TransportError?

@@ -11,9 +11,14 @@ enum TrapReporter {
     /// Who is reporting: the first words of the line.
     nonisolated(unsafe) static var fuzzer = "GATT fuzz"
     private static let signals = [SIGILL, SIGTRAP]
+    /// What was there before `install()` (the Swift runtime's backtracer, perhaps), put
+    /// back whole by `uninstall()`: a later test's trap still gets its backtrace.
+    nonisolated(unsafe) private static var previous: [Int32: sigaction] = [:]
 
     static func install() {
         for number in signals {
+            var old = sigaction()
+            if sigaction(number, nil, &old) == 0 { previous[number] = old }
             signal(number) { number in
                 // Not async-signal-safe (it allocates), but the process is dying anyway and
                 // the seed is all that matters.
@@ -32,6 +37,12 @@ enum TrapReporter {
     }
 
     static func uninstall() {
-        for number in signals { signal(number, SIG_DFL) }
+        for number in signals {
+            if var old = previous.removeValue(forKey: number) {
+                _ = sigaction(number, &old, nil)
+            } else {
+                signal(number, SIG_DFL)
+            }
+        }
     }
 }

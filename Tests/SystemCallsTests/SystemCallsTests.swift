@@ -56,10 +56,8 @@ final class FileDescriptorIOTests: XCTestCase {
     }
 
     func testAFailedWriteSaysWhy() {
-        let ends = pipePair()
-        close(ends.read)
-        close(ends.write)
-        XCTAssertThrowsError(try FileDescriptorIO.writeAll(ends.write, [1, 2, 3])) { error in
+        // -1, never a number just closed: another thread may have reused that for a file.
+        XCTAssertThrowsError(try FileDescriptorIO.writeAll(-1, [1, 2, 3])) { error in
             XCTAssertEqual(error as? Errno, Errno(EBADF))
         }
     }
