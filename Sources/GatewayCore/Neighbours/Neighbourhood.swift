@@ -124,8 +124,7 @@ struct Neighbourhood: Sendable {
     /// Whether this door was the strongest for the person just before `now`: its smoothed
     /// lead, brought up to date within the last `leadSmoothing`, above 0.
     func wasStrongest(person: Int, now: Int64) -> Bool {
-        let last = smoothedAt[person]
-        return last != Self.never && now >= last && now &- last < leadSmoothing && smoothedLead[person] > 0
+        (recentSmoothedLead(person: person, now: now) ?? 0) > 0
     }
 
     /// This door's signal of the person at `now`, smoothed as `smoothLead` smooths the lead.

@@ -73,7 +73,7 @@ extension PresenceEngine {
         // the margin just before (smoothed over 3 s), ahead by it now, with the doorway's
         // level here. A seat by the wall is steady on both sides, and heard here below the
         // doorway's level: confirmed at once.
-        let swung = leadBefore.map { neighbourhood!.isBehindByMargin($0) } == true && neighbourhood!.reachesMargin(latestLead)
+        let swung = leadBefore.map(neighbourhood!.isBehindByMargin) ?? false && neighbourhood!.reachesMargin(latestLead)
         if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, swung || neighbourhood!.isDoorwayLead(passing - latest.rssi) {
             let atDoorwayLevel = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
             neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung)
