@@ -107,6 +107,14 @@ struct Neighbourhood: Sendable {
         Self.smooth(&smoothedLead[person], at: &smoothedAt[person], toward: Float(lead), now: now, over: leadSmoothing)
     }
 
+    /// The smoothed lead starts afresh from `lead`: the person has just passed this
+    /// doorway, and what was heard where they were before says nothing of where they are.
+    mutating func restartSmoothedLead(person: Int, lead: Int, now: Int64) -> Float {
+        smoothedLead[person] = Float(lead)
+        smoothedAt[person] = now
+        return smoothedLead[person]
+    }
+
     /// The person's leads here (by the margin, as the strongest) are over: their state
     /// changed.
     mutating func stopLeads(person: Int) {

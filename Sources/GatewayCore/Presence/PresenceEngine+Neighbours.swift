@@ -56,7 +56,7 @@ extension PresenceEngine {
         // a seat as surely as the noise did.
         let wasStrongest = neighbourhood!.wasStrongest(person: person, now: now)
         let leadBefore = neighbourhood!.recentSmoothedLead(person: person, now: now)
-        let smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
+        var smoothed = neighbourhood!.smoothLead(person: person, lead: latestLead, now: now)
         // The doorway is passed in a second or two: this door's newest samples say so
         // before its median does. A person passing through it is heard strongly here; a
         // seat by the wall next door, heard through the wall, is not, even when a deep fade
@@ -76,7 +76,15 @@ extension PresenceEngine {
         let swung = leadBefore.map(neighbourhood!.isBehindByMargin) ?? false && neighbourhood!.reachesMargin(latestLead)
         if passing >= limits.enter + NeighbourSetup.doorwayAboveEnterDB, swung || neighbourhood!.isDoorwayLead(passing - latest.rssi) {
             let atDoorwayLevel = own >= limits.enter + NeighbourSetup.doorwayStrongAboveEnterDB && !wasStrongest
+            // Once the passage is confirmed, the lead smoothed over 3 s starts afresh from
+            // the lead now: the person has changed places, and 3 s of where they were (the
+            // neighbour's doorway, 15 dB behind) kept "the strongest" below 0 for 2-3 s
+            // more, which every mover seated by the wall waited on top of the 10 s.
+            let wasConfirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
             neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung)
+            if !wasConfirmed, neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) {
+                smoothed = neighbourhood!.restartSmoothedLead(person: person, lead: latestLead, now: now)
+            }
         }
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
             let confirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
