@@ -84,8 +84,9 @@ struct DoorHarness {
     var indications: [DoorIndication] = []
     /// Timer firings so far.
     var ticks = 0
-    /// Signed sighting reports the core asked to publish, oldest first.
+    /// Signed sighting reports the core asked to publish, oldest first, and when.
     var published: [[UInt8]] = []
+    var publishedAt: [Instant] = []
 
     static let anchorWall: Int64 = 1_789_012_345_678
 
@@ -149,7 +150,9 @@ struct DoorHarness {
             case let .log(line): logs.append(line)
             case let .indicate(indication): indications.append(indication)
             case let .armTimer(deadline): timer = deadline
-            case let .publishSightings(payload): published.append(payload)
+            case let .publishSightings(payload):
+                published.append(payload)
+                publishedAt.append(now)
             }
         }
     }

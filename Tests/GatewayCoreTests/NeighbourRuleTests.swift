@@ -116,6 +116,47 @@ final class NeighbourRuleTests: XCTestCase {
         XCTAssertTrue(last.isHeartbeat, "lost: named only when heard again")
     }
 
+    /// A checkin here is reported at once, not at the next period (docs/neighbours.md,
+    /// "Sighting reports"): the neighbour that held the person checks them out as moved
+    /// when it hears of it. A second checkin within 200 ms of that report waits for those
+    /// 200 ms, the reports once a second keep their time, and every report carries a later
+    /// wall time than the one before.
+    func testACheckinIsReportedAtOnce() throws {
+        var a = door()
+        tell(&a, rssi: nil)
+        // Half-way between two periodic reports; p1's samples 50 ms after p0's.
+        a.advance(seconds: 0.5)
+        let start = a.published.count
+        var checkedIn: [Int: Instant] = [:]
+        for _ in 0 ..< 10 where checkedIn.count < 2 {
+            for n in 0 ..< 2 {
+                a.hear(n, rssi: -66)
+                if checkedIn[n] == nil, a.state(n) == .present { checkedIn[n] = a.now }
+                a.advance(seconds: 0.05)
+            }
+            a.advance(seconds: 0.9)
+        }
+        a.advance(seconds: 5)
+        let first = try XCTUnwrap(checkedIn[0]), second = try XCTUnwrap(checkedIn[1])
+        XCTAssertEqual(second - first, .milliseconds(50))
+        let reports = a.published[start...].map { SightingReport.parse($0)!.report }
+        let made = Array(a.publishedAt[start...])
+        func holds(_ report: SightingReport) -> Set<PersonHash> { Set(report.sightings.filter(\.holds).map(\.person)) }
+        let p0 = keys.personHash("p0"), p1 = keys.personHash("p1")
+        let firstHolding = try XCTUnwrap(reports.firstIndex { holds($0).contains(p0) })
+        XCTAssertEqual(made[firstHolding], first, "p0's checkin reported at once, not half a period later")
+        XCTAssertEqual(holds(reports[firstHolding]), [p0])
+        XCTAssertEqual(holds(reports[firstHolding + 1]), [p0, p1])
+        XCTAssertEqual(made[firstHolding + 1] - first, .milliseconds(200), "p1's, 50 ms later: 200 ms after the report before")
+        // Besides the reports once a second, which keep their time (whole seconds here).
+        let periodic = made.enumerated().filter { ![firstHolding, firstHolding + 1].contains($0.offset) }.map(\.element)
+        XCTAssertGreaterThan(periodic.count, 5)
+        for (earlier, later) in zip(periodic, periodic.dropFirst()) { XCTAssertEqual(later - earlier, .seconds(1)) }
+        for (earlier, later) in zip(reports, reports.dropFirst()) {
+            XCTAssertLessThan(earlier.wallMilliseconds, later.wallMilliseconds)
+        }
+    }
+
     func testNobodyLeadingTheStrongestTakesThePersonAfterTenSeconds() {
         var a = door()
         tell(&a, rssi: nil)

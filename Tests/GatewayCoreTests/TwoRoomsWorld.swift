@@ -62,10 +62,10 @@ struct TwoRoomsWorld {
 
     var radio = Radio()
     var random: SplitMix64
-    /// The bus's delays draw from a generator of their own: how many reports the doors make
-    /// (which the rule decides) does not change the radio's draws, so two rules are
-    /// compared on the same world.
-    var busRandom: SplitMix64
+    /// The bus's delays draw from a seed of their own, per door and step: how many reports
+    /// the doors make (which the rule decides) changes neither the radio's draws nor the
+    /// delays of the other reports, so two rules are compared on the same world.
+    let busSeed: UInt64
     var persons: [Person] = []
     var doors: [DoorHarness]
     var setups: [DoorSetup]
@@ -105,7 +105,7 @@ struct TwoRoomsWorld {
     /// `wallDB`: the loss of the wall between the rooms and of the corridor's front wall.
     init(seed: UInt64, persons plans: [[Step]], setups: [DoorSetup], wallDB: Double = 6) {
         random = SplitMix64(seed: seed)
-        busRandom = SplitMix64(seed: seed ^ 0xB0_5B_05)
+        busSeed = seed ^ 0xB0_5B_05
         radio.wallDB = wallDB
         start = Instant(nanoseconds: 1_000_000_000)
         wallStart = DoorHarness.anchorWall
@@ -171,7 +171,10 @@ struct TwoRoomsWorld {
     /// What the door published this step goes on the bus, each delayed by up to 1 s, in order.
     mutating func collect(_ door: Int) {
         for payload in doors[door].published {
-            let at = max(time + busRandom.unit() * maximumBusDelay, lastDelivery[door])
+            // Drawn per door and step, not per report: how many reports the doors make
+            // (which the rule decides) does not change the delays of the others.
+            var draw = SplitMix64(seed: busSeed ^ UInt64(door) << 40 ^ UInt64((time / step).rounded()))
+            let at = max(time + draw.unit() * maximumBusDelay, lastDelivery[door])
             lastDelivery[door] = at
             bus[door].append((at, payload))
         }

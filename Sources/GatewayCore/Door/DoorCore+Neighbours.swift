@@ -11,6 +11,7 @@ extension DoorCore {
         guard let setup else {
             sightingVerifier = nil
             nextSightingReport = nil
+            checkinReportDue = nil
             return
         }
         sightingVerifier = SightingVerifier(keys: setup.keys, ownId: gateway.id, neighbours: setup.neighbours)
@@ -53,14 +54,18 @@ extension DoorCore {
                                         ["reason": refusal.rawValue])))
     }
 
-    /// This door's report, due about once a second: every person heard above
-    /// `exit_rssi` − 10 dB, or a heartbeat; split in parts of at most 512 sightings, each
-    /// a millisecond later than the one before (a neighbour takes only newer reports).
-    /// Neighbours that fell silent or came back are logged, once per change.
-    mutating func reportSightings(at now: Instant, into actions: inout [DoorAction]) {
+    /// This door's report, due once a second (`periodic`) and after a checkin here: every
+    /// person heard above `exit_rssi` − 10 dB, or a heartbeat; split in parts of at most
+    /// 512 sightings, each a millisecond later than the one before (a neighbour takes only
+    /// newer reports). Neighbours that fell silent or came back are logged, once per change.
+    mutating func reportSightings(at now: Instant, periodic: Bool, into actions: inout [DoorAction]) {
         guard let verifier = sightingVerifier else { return }
-        nextSightingReport = now + NeighbourSetup.reportPeriod
-        let wall = presence.wallClock.wallMilliseconds(at: now)
+        if periodic { nextSightingReport = now + NeighbourSetup.reportPeriod }
+        checkinReportDue = nil
+        lastSightingReport = now
+        // Later than the last report's, also when a checkin's report comes within its
+        // millisecond or the wall clock stepped back.
+        let wall = max(presence.wallClock.wallMilliseconds(at: now), lastSightingWall &+ 1)
         let heard = presence.sightingsToReport(at: now)
         var part = 0
         repeat {
@@ -71,6 +76,7 @@ extension DoorCore {
             sightings.published &+= 1
             part += 1
         } while part * SightingReport.maximumSightings < heard.count
+        lastSightingWall = wall &+ Int64(part &- 1)
         for (id, silent) in presence.neighbourSilence(at: now) where silent != silentNeighboursLogged.contains(id) {
             if silent {
                 silentNeighboursLogged.insert(id)
@@ -80,6 +86,18 @@ extension DoorCore {
                 actions.append(.log(DoorLogLine(.notice, "neighbour heard again", ["neighbour": id])))
             }
         }
+    }
+}
+
+extension DoorCore {
+    /// A checkin here is reported at once (at the next tick, `checkinReportGap` after the
+    /// report before at the soonest), besides the reports once a second: the neighbour that
+    /// held the person checks them out as moved when it hears of the checkin, and would
+    /// otherwise wait up to a report period more (docs/neighbours.md, "Sighting reports").
+    mutating func reportCheckinSoon(at now: Instant) {
+        guard sightingVerifier != nil else { return }
+        let soonest = lastSightingReport.map { max(now, $0 + NeighbourSetup.checkinReportGap) } ?? now
+        checkinReportDue = min(checkinReportDue ?? soonest, soonest)
     }
 }
 

@@ -45,6 +45,12 @@ public struct DoorCore: Sendable {
     /// due, what was counted and which neighbours were last logged silent.
     var sightingVerifier: SightingVerifier?
     var nextSightingReport: Instant?
+    /// When the report of a checkin here is due (nil: none waits); when this door's last
+    /// report was made, and the wall time it carried (the next is later: a neighbour takes
+    /// only newer reports).
+    var checkinReportDue: Instant?
+    var lastSightingReport: Instant?
+    var lastSightingWall = Int64.min
     public internal(set) var sightings = SightingCounters()
     var silentNeighboursLogged: Set<String> = []
 
@@ -119,6 +125,7 @@ public struct DoorCore: Sendable {
         mutating get {
             var deadline = min(nextHousekeeping, nextCheckpoint)
             if let nextSightingReport { deadline = min(deadline, nextSightingReport) }
+            if let checkinReportDue { deadline = min(deadline, checkinReportDue) }
             if let presenceDeadline = presence.nextTransition() { deadline = min(deadline, presenceDeadline) }
             return deadline
         }
@@ -215,7 +222,10 @@ public struct DoorCore: Sendable {
             nextCheckpoint = now + checkpointInterval
             checkpoint(durable: checkpoints.nextIsDurable, into: &actions)
         }
-        if let due = nextSightingReport, now >= due { reportSightings(at: now, into: &actions) }
+        let periodic = nextSightingReport.map { now >= $0 } ?? false
+        if periodic || checkinReportDue.map({ now >= $0 }) ?? false {
+            reportSightings(at: now, periodic: periodic, into: &actions)
+        }
         updateWishes(at: now, into: &actions)
         actions.append(.armTimer(nextDeadline))
         return actions
@@ -271,6 +281,7 @@ public struct DoorCore: Sendable {
             switch event {
             case let .checkin(decision):
                 decided(.checkin, decision, record: .current, at: now, into: &actions)
+                reportCheckinSoon(at: now)
             case let .checkout(decision):
                 // A person the engine no longer knows (removed by a reload): their record goes.
                 let record: DoorPendingEvent.RecordWrite = presence.state(of: decision.personId) == nil ? .delete : .current

@@ -63,6 +63,9 @@ public struct NeighbourSetup: Hashable, Sendable {
     public static let doorwayMemory: Duration = .seconds(30)
     /// A door reports what it hears this often.
     public static let reportPeriod: Duration = .seconds(1)
+    /// A checkin here is reported at once, but never sooner than this after the report
+    /// before (a burst of checkins makes at most five reports a second).
+    public static let checkinReportGap: Duration = .milliseconds(200)
     /// A person is reported while heard above `exit_rssi` minus this (dB).
     public static let reportBelowExitDB = 10
 }
