@@ -179,6 +179,33 @@ final class NeighbourHandoverTests: XCTestCase {
                      "this door the strongest before: a person walking out through the doorway, nothing confirmed")
     }
 
+    /// Two of the neighbour's reports confirm a passage a report period apart: its report
+    /// of a checkin there can follow the last by 200 ms, a median over nearly the same
+    /// samples (one deep fade there, twice), which is no second look. Heard here at -58
+    /// (`enter_rssi` + 12: the doorway's lead over B's -78, short of its level) and seated 2
+    /// dB ahead of B, the mover is taken as the strongest only with the passage confirmed.
+    func testAReportWithinThePeriodOfTheLastIsNoSecondLook() {
+        func takenAtTheWallSeat(secondReportAfter gap: Double) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            a.advance(seconds: 1)
+            // Before the doorway B hears them at -60; in it, a median of two samples at
+            // -58 here and B's report of -78: the doorway's lead, against that report only.
+            tell(&a, rssi: -60, holds: true)
+            a.hear(0, rssi: -58)
+            a.advance(seconds: 1)
+            tell(&a, rssi: -78, holds: true)
+            a.hear(0, rssi: -58)
+            a.advance(seconds: gap)
+            tell(&a, rssi: -78, holds: true)
+            a.advance(seconds: 1 - gap)
+            a.stay(0, rssi: -66, seconds: 1)
+            return secondsToCheckIn(&a, own: -66, neighbour: -68, holds: true, within: 20)
+        }
+        XCTAssertNotNil(takenAtTheWallSeat(secondReportAfter: 0.9), "two reports 0.9 s apart: a passage, confirmed")
+        XCTAssertNil(takenAtTheWallSeat(secondReportAfter: 0.2), "0.2 s apart: one look, not confirmed; 2 dB takes nobody B holds")
+    }
+
     /// A mover from the neighbour's doorway to this one passes it within one of the
     /// neighbour's reports, which still has them by its own doorway: no doorway's lead. The
     /// lead's swing (behind by the margin, then ahead by it, heard at the doorway's level)

@@ -157,6 +157,25 @@ final class NeighbourRuleTests: XCTestCase {
         }
     }
 
+    /// A report carries a later wall time than the last (a neighbour takes only newer
+    /// ones), also after the clock steps back by less than a second; stepped back further,
+    /// it carries the clock, so that it is not refused as `ahead` until the clock catches up.
+    func testAReportIsLaterThanTheLastUnlessTheClockSteppedBackFar() {
+        var a = door()
+        tell(&a, rssi: nil)
+        a.advance(seconds: 1.5)
+        func last() -> Int64 { SightingReport.parse(a.published.last!)!.report.wallMilliseconds }
+        let first = last()
+        // 1.3 s back: the next report, 1 s on, is 0.3 s before the last by the clock.
+        a.wall -= 1300
+        a.advance(seconds: 1)
+        XCTAssertEqual(last(), first + 1)
+        // 5 s back: the clock.
+        a.wall -= 5000
+        a.advance(seconds: 1)
+        XCTAssertEqual(last(), a.wall - 500, "made at the report's time, half a second ago")
+    }
+
     func testNobodyLeadingTheStrongestTakesThePersonAfterTenSeconds() {
         var a = door()
         tell(&a, rssi: nil)

@@ -149,6 +149,7 @@ struct TwoRoomsWorld {
         doors[1] = DoorHarness(setups[1], stored: old.store.records, store: old.store,
                                now: start + .milliseconds(Int64((time * 1000).rounded())), wall: wall(time, door: 1))
         doors[1].published = []
+        doors[1].publishedAt = []
         eventsSeen[1] = doors[1].store.events.count
     }
 
@@ -179,6 +180,7 @@ struct TwoRoomsWorld {
             bus[door].append((at, payload))
         }
         doors[door].published = []
+        doors[door].publishedAt = []
         let events = doors[door].store.events
         for event in events[eventsSeen[door]...] {
             decided[door].append((time, event))

@@ -63,9 +63,14 @@ extension DoorCore {
         if periodic { nextSightingReport = now + NeighbourSetup.reportPeriod }
         checkinReportDue = nil
         lastSightingReport = now
-        // Later than the last report's, also when a checkin's report comes within its
-        // millisecond or the wall clock stepped back.
-        let wall = max(presence.wallClock.wallMilliseconds(at: now), lastSightingWall &+ 1)
+        // Later than the last report's (a neighbour takes only newer ones), also when a
+        // report comes within the last one's millisecond (its parts) or the wall clock
+        // stepped back by less than a second. Stepped back further (NTP correcting a clock
+        // that ran ahead), the report carries the clock: its neighbours take it again once
+        // the clock has caught up, where a report kept ahead would be refused as `ahead`
+        // as long.
+        let clock = presence.wallClock.wallMilliseconds(at: now)
+        let wall = lastSightingWall >= clock && lastSightingWall &- clock < 1000 ? lastSightingWall &+ 1 : clock
         let heard = presence.sightingsToReport(at: now)
         var part = 0
         repeat {

@@ -64,8 +64,13 @@ public struct NeighbourSetup: Hashable, Sendable {
     /// A door reports what it hears this often.
     public static let reportPeriod: Duration = .seconds(1)
     /// A checkin here is reported at once, but never sooner than this after the report
-    /// before (a burst of checkins makes at most five reports a second).
+    /// before (a burst of checkins makes at most five reports a second besides the
+    /// periodic one).
     public static let checkinReportGap: Duration = .milliseconds(200)
+    /// Two of a neighbour's reports made at least this far apart are two looks at a
+    /// person (a report period, less its jitter); closer, the second is a checkin's report
+    /// whose median is over nearly the same samples.
+    public static let secondLookAfter: Duration = .milliseconds(800)
     /// A person is reported while heard above `exit_rssi` minus this (dB).
     public static let reportBelowExitDB = 10
 }

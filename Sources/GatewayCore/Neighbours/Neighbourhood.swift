@@ -174,7 +174,9 @@ struct Neighbourhood: Sendable {
 
     /// This door leads the person by the doorway's lead against a neighbour's report made
     /// at `report`: they came through this doorway. Confirmed once two of the neighbours'
-    /// reports made within `confirm` show it, or at once when `heardAtDoorwayLevel`
+    /// reports made within `confirm` of each other, and a report period apart, show it (a
+    /// neighbour's report of a checkin can follow its last by 200 ms, its median over
+    /// nearly the same samples: the same dip, not a second look), or at once when `heardAtDoorwayLevel`
     /// (heard at the doorway's level on this door's median, by a door that was not the
     /// strongest before: `NeighbourSetup.doorwayStrongAboveEnterDB`): one report caught in
     /// a deep fade at the neighbour is not a person in this doorway, and only a confirmed
@@ -185,7 +187,7 @@ struct Neighbourhood: Sendable {
         let first = doorwayFirstReport[person]
         if first == Self.never || report &- first > confirm || report < first {
             doorwayFirstReport[person] = report
-        } else if report != first {
+        } else if report &- first >= NeighbourSetup.secondLookAfter.nanosecondsClamped {
             doorwayConfirmedAt[person] = now
         }
         if heardAtDoorwayLevel { doorwayConfirmedAt[person] = now }
