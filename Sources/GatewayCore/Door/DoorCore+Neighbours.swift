@@ -65,12 +65,13 @@ extension DoorCore {
         lastSightingReport = now
         // Later than the last report's (a neighbour takes only newer ones), also when a
         // report comes within the last one's millisecond (its parts) or the wall clock
-        // stepped back by less than a second. Stepped back further (NTP correcting a clock
+        // stepped back by less than a report period. Stepped back further (NTP correcting a clock
         // that ran ahead), the report carries the clock: its neighbours take it again once
         // the clock has caught up, where a report kept ahead would be refused as `ahead`
         // as long.
         let clock = presence.wallClock.wallMilliseconds(at: now)
-        let wall = lastSightingWall >= clock && lastSightingWall &- clock < 1000 ? lastSightingWall &+ 1 : clock
+        let stepTolerated = NeighbourSetup.reportPeriod.nanosecondsClamped / 1_000_000
+        let wall = lastSightingWall >= clock && lastSightingWall &- clock < stepTolerated ? lastSightingWall &+ 1 : clock
         let heard = presence.sightingsToReport(at: now)
         var part = 0
         repeat {
@@ -92,9 +93,7 @@ extension DoorCore {
             }
         }
     }
-}
 
-extension DoorCore {
     /// A checkin here is reported at once (at the next tick, `checkinReportGap` after the
     /// report before at the soonest), besides the reports once a second: the neighbour that
     /// held the person checks them out as moved when it hears of the checkin, and would

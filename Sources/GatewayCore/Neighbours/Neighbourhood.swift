@@ -182,7 +182,9 @@ struct Neighbourhood: Sendable {
     /// a deep fade at the neighbour is not a person in this doorway, and only a confirmed
     /// passage lets this door take a person a neighbour holds as the strongest, without
     /// the margin, or keep a lead by the margin within the hysteresis.
-    mutating func doorwayLead(person: Int, report: Int64, now: Int64, heardAtDoorwayLevel: Bool) {
+    /// Returns whether this confirmed the passage (it was not confirmed before).
+    mutating func doorwayLead(person: Int, report: Int64, now: Int64, heardAtDoorwayLevel: Bool) -> Bool {
+        let wasConfirmed = cameThroughDoorwayConfirmed(person: person, now: now)
         doorwayAt[person] = now
         let first = doorwayFirstReport[person]
         if first == Self.never || report &- first > confirm || report < first {
@@ -191,6 +193,7 @@ struct Neighbourhood: Sendable {
             doorwayConfirmedAt[person] = now
         }
         if heardAtDoorwayLevel { doorwayConfirmedAt[person] = now }
+        return !wasConfirmed && cameThroughDoorwayConfirmed(person: person, now: now)
     }
 
     /// The person's passage through this doorway is forgotten (they went on to a

@@ -80,9 +80,7 @@ extension PresenceEngine {
             // the lead now: the person has changed places, and 3 s of where they were (the
             // neighbour's doorway, 15 dB behind) kept "the strongest" below 0 for 2-3 s
             // more, which every mover seated by the wall waited on top of the 10 s.
-            let wasConfirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
-            neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung)
-            if !wasConfirmed, neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) {
+            if neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung) {
                 smoothed = neighbourhood!.restartSmoothedLead(person: person, lead: latestLead, now: now)
             }
         }
