@@ -116,10 +116,10 @@ extension PresenceEngine {
             let needed = heldElsewhere ? neighbourhood!.handover : neighbourhood!.confirm
             // The neighbours' reports lag this door's radio (a report period, the bus):
             // someone walking past this doorway into the next room leads here until a
-            // report made `confirm` after this door heard them best (the strongest of its
+            // report made `catchUp` after this door heard them best (the strongest of its
             // signal since the lead began: the doorway) catches up with them. A lead can
             // begin in the corridor before this doorway, where this door is the nearer.
-            takes = now &- began >= needed && best.time &- neighbourhood!.ownPeakAt[person] >= neighbourhood!.confirm
+            takes = now &- began >= needed && best.time &- neighbourhood!.ownPeakAt[person] >= catchUp
         } else {
             neighbourhood!.leadingSince[person] = Self.never
         }
@@ -131,6 +131,16 @@ extension PresenceEngine {
                                              latestLead: latestLead, reportMade: best.time)
         return takes || longEnough
     }
+
+    /// How long after this door heard a person best a neighbour's report must be made to
+    /// say where they went: `confirm` (the walk from this doorway to the next, and a
+    /// report period) and half the window, as long as the neighbour's median takes to
+    /// follow them there. A report made `confirm` after the walk past this doorway still
+    /// had, in half its window or more, the corridor behind the neighbour's front wall, and
+    /// this door took a person already in the next room (docs/neighbours.md, "The rule";
+    /// the neighbours' `window_s` is taken to be this door's, as a site sets `[presence]`
+    /// alike at its doors).
+    var catchUp: Int64 { neighbourhood!.confirm &+ limits.window / 2 }
 
     /// This door has been the strongest (its lead over the neighbours' latest sightings
     /// smoothed over 3 s above 0), above `enter_rssi`, for 10 s, confirmed by a neighbour's
