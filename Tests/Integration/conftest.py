@@ -204,6 +204,18 @@ def requests_follow_the_api_document():
     assert problems == [], "requests the API document does not describe"
 
 
+@pytest.fixture(autouse=True)
+def deliver_processes_end_with_their_test():
+    """A test that failed before stopping its `outbox deliver` leaves none running: one
+    left retrying under qemu-user took a core for a quarter of an hour after its test."""
+    from eventserver.harness import Deliver
+    Deliver.made.clear()
+    yield
+    for deliver in Deliver.made:
+        deliver.kill()
+    Deliver.made.clear()
+
+
 # --- the site bus: a real mosquitto on loopback (broker.py) ---------------------------
 
 # The TLS broker's accounts: the door's, and one for the tests' own subscribers.

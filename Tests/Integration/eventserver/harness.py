@@ -60,10 +60,15 @@ def status(binary, state_dir: pathlib.Path) -> dict:
 class Deliver:
     """`beacon-gateway outbox deliver` in the background."""
 
+    # Every one started, so that a test that fails half-way leaves none running after it
+    # (conftest.py kills them at the test's end).
+    made: list["Deliver"] = []
+
     def __init__(self, binary, config: pathlib.Path, *args: str) -> None:
         self.args = [str(binary), "outbox", "deliver", "--config", str(config), *args]
         self._stderr = tempfile.TemporaryFile("w+")
         self.process = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+        Deliver.made.append(self)
 
     def wait(self, timeout: float) -> dict:
         try:
