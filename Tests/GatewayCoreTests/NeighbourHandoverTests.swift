@@ -356,6 +356,19 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertEqual(presentAt, 12, "not at 5 s: the report made 3 s after the lead began was made before the doorway")
     }
 
+    func testTheNeighboursMedianIsWaitedForHalfTheWindowButNoMoreThanHalfOfThreeSeconds() {
+        func catchUp(window: Duration) -> Duration {
+            var settings = DoorHarness.settings
+            settings.window = window
+            let door = DoorHarness(DoorHarness.neighbourSetup(persons: 1, id: "door-a", neighbours: .doors(["door-b"]),
+                                                              settings: settings))
+            return .nanoseconds(door.core.presence.catchUp)
+        }
+        XCTAssertEqual(catchUp(window: .seconds(2)), .seconds(4))
+        XCTAssertEqual(catchUp(window: .seconds(3)), .milliseconds(4500))
+        XCTAssertEqual(catchUp(window: .seconds(25)), .milliseconds(4500), "slow tags' window: not 15.5 s")
+    }
+
     func testOneWalkingPastThisDoorwayIsNotTakenBeforeTheNeighboursMedianHasCaughtUp() {
         // Along the corridor, past this doorway (−54 at 2–3 s), on to the neighbour's and
         // into its room: here the signal falls behind the front wall and then the wall

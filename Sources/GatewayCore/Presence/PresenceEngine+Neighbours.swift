@@ -21,7 +21,7 @@ extension PresenceEngine {
     /// NEARBY → PRESENT's extra condition (docs/neighbours.md, "The rule"): this door leads
     /// the neighbours' strongest fresh sighting by the margin, for `confirm` when nobody
     /// holds the visit, for `handover_s` when a neighbour holds it, each confirmed by a
-    /// neighbour's report made `confirm` after this door heard the person best since the
+    /// neighbour's report made `catchUp` after this door heard the person best since the
     /// lead began; or a neighbour holds them and they came through this doorway, and this
     /// door has led the neighbours' latest by the margin for `handover_s` (the passage
     /// confirmed, within `leadHysteresisDB` of it), or, the passage confirmed, been the
@@ -139,8 +139,13 @@ extension PresenceEngine {
     /// had, in half its window or more, the corridor behind the neighbour's front wall, and
     /// this door took a person already in the next room (docs/neighbours.md, "The rule";
     /// the neighbours' `window_s` is taken to be this door's, as a site sets `[presence]`
-    /// alike at its doors).
-    var catchUp: Int64 { neighbourhood!.confirm &+ limits.window / 2 }
+    /// alike at its doors). Half of 3 s at most: a longer window lags more, but waiting
+    /// for half of it would hold every such checkin and handover back as long (a window of
+    /// 25 s for slow tags, 12.5 s), and the 3 s of a sighting's freshness bound the rest of
+    /// the rule alike.
+    var catchUp: Int64 {
+        neighbourhood!.confirm &+ min(limits.window, NeighbourSetup.freshness.nanosecondsClamped) / 2
+    }
 
     /// This door has been the strongest (its lead over the neighbours' latest sightings
     /// smoothed over 3 s above 0), above `enter_rssi`, for 10 s, confirmed by a neighbour's
