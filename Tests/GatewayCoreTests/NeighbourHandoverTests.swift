@@ -14,8 +14,10 @@ final class NeighbourHandoverTests: XCTestCase {
     }
 
     /// Door B's report, made now by `door`'s clock.
-    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false) {
-        let sightings = rssi.map { [SightingReport.Sighting(person: keys.personHash("p0"), rssi: $0, holds: holds)] } ?? []
+    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false, cameThroughDoorway: Bool = false) {
+        let sightings = rssi.map {
+            [SightingReport.Sighting(person: keys.personHash("p0"), rssi: $0, holds: holds, cameThroughDoorway: cameThroughDoorway)]
+        } ?? []
         let report = SightingReport(sender: "door-b", wallMilliseconds: door.wall, sightings: sightings)
         door.perform(door.core.neighbourSighting(report.encoded(keys: keys), at: door.now))
     }
@@ -388,6 +390,46 @@ final class NeighbourHandoverTests: XCTestCase {
         // that (−78 at 6 s) has this door 12 dB ahead (−66); the one made 3 s and half the
         // window after it (8 s) hears them 6 dB better than this door.
         XCTAssertFalse(states.contains(.present), "taken here while in the next room: \(states)")
+    }
+
+    /// Where the two doors hear a person alike (a seat by the wall whose slow fading favours
+    /// neither), the room is the one whose doorway they passed last (docs/neighbours.md,
+    /// "The rule"): a walk past this doorway into the next room, whose door says they came
+    /// in through its doorway, is not taken here as the strongest; a later passage through
+    /// this doorway is.
+    func testATiedSeatGoesToTheDoorwayPassedLast() throws {
+        func takenAtATiedSeat(neighbourSaysDoorway: Bool, backThroughThisDoorway: Bool = false) throws -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            // Along the corridor and past this doorway (its level, B far behind).
+            for rssi in [-70, -60, -54, -54] {
+                tell(&a, rssi: -84)
+                a.stay(0, rssi: rssi, seconds: 1)
+            }
+            let report = try XCTUnwrap(a.published.last.flatMap { SightingReport.parse($0)?.report })
+            XCTAssertEqual(report.sightings.map(\.cameThroughDoorway), [true], "this door says they came through its doorway")
+            // On to B's doorway and into B's room (B's median lags), to a seat by the wall
+            // heard 1 dB better here than there.
+            tell(&a, rssi: -78)
+            a.stay(0, rssi: -64, seconds: 1)
+            for second in 0 ..< 30 {
+                if backThroughThisDoorway, second == 15 {
+                    for rssi in [-60, -54, -54, -60] {
+                        tell(&a, rssi: -70, cameThroughDoorway: neighbourSaysDoorway)
+                        a.stay(0, rssi: rssi, seconds: 1)
+                    }
+                }
+                tell(&a, rssi: -68, cameThroughDoorway: neighbourSaysDoorway)
+                a.stay(0, rssi: -67, seconds: 1)
+                if a.state(0) == .present { return second + 1 }
+            }
+            return nil
+        }
+        XCTAssertNotNil(try takenAtATiedSeat(neighbourSaysDoorway: false), "the strongest for 10 s, as before")
+        XCTAssertNil(try takenAtATiedSeat(neighbourSaysDoorway: true), "they came in through B's doorway after this one's")
+        let back = try takenAtATiedSeat(neighbourSaysDoorway: true, backThroughThisDoorway: true)
+        XCTAssertNotNil(back, "back through this doorway: this door's passage is the later")
+        XCTAssertGreaterThan(back ?? 0, 15)
     }
 
     func testTheNeighboursStrongestOfThreeSecondsFallsToTheNextStrongest() {

@@ -13,7 +13,7 @@ final class SightingReportTests: XCTestCase {
     var report: SightingReport {
         SightingReport(sender: "door-b", wallMilliseconds: wall, sightings: [
             .init(person: keys.personHash("u_1001"), rssi: -67, holds: true),
-            .init(person: keys.personHash("u_1002"), rssi: -88, holds: false),
+            .init(person: keys.personHash("u_1002"), rssi: -88, holds: false, cameThroughDoorway: true),
         ])
     }
 
@@ -62,8 +62,10 @@ final class SightingReportTests: XCTestCase {
         XCTAssertEqual(refusal([]), .malformed)
         XCTAssertEqual(refusal(Array(repeating: 0x42, count: SightingReport.maximumBytes + 1)), .malformed)
         var flags = bytes
-        flags[3 + 1 + 1 + 6 + 8 + 2 + 9] = 0x02
+        flags[3 + 1 + 1 + 6 + 8 + 2 + 9] = 0x04
         XCTAssertEqual(refusal(flags), .malformed, "unknown flags")
+        XCTAssertEqual(bytes[3 + 1 + 1 + 6 + 8 + 2 + 9], 0x01, "holds")
+        XCTAssertEqual(bytes[3 + 1 + 1 + 6 + 8 + 2 + 10 + 9], 0x02, "came in through the sender's doorway")
     }
 
     /// Random mutations of valid reports (bytes flipped, cut, inserted, lengths rewritten):

@@ -2,7 +2,7 @@
 /// neighbour the strongest of its sightings of the last 3 s, its latest and when that was
 /// made, and per person a cached summary (the strongest fresh sighting, the strongest
 /// latest one, and a neighbour holding the visit) so that a report of this door's radio
-/// reads O(1), whatever the number of neighbours. Memory: persons × neighbours cells of 28
+/// reads O(1), whatever the number of neighbours. Memory: persons × neighbours cells of 29
 /// bytes, plus a few bytes per person and per neighbour.
 ///
 /// Times are the door's own instants (nanoseconds): a sighting's is when its sender made
@@ -31,6 +31,8 @@ struct NeighbourTable: Sendable {
     /// The neighbour's latest sighting.
     var cellLatest: [Int8] = []
     var cellHolds: [Bool] = []
+    /// The neighbour's latest sighting said the person came in through its doorway.
+    var cellDoorway: [Bool] = []
     var cellTime: [Int64] = []
     var cellPeakTime: [Int64] = []
     /// The strongest of its sightings made after the peak (`never`: none): the peak once
@@ -81,6 +83,7 @@ struct NeighbourTable: Sendable {
         cellRSSI = Array(repeating: 0, count: persons * stride)
         cellLatest = Array(repeating: 0, count: persons * stride)
         cellHolds = Array(repeating: false, count: persons * stride)
+        cellDoorway = Array(repeating: false, count: persons * stride)
         cellTime = Array(repeating: Self.never, count: persons * stride)
         cellPeakTime = Array(repeating: Self.never, count: persons * stride)
         cellNextRSSI = Array(repeating: 0, count: persons * stride)
@@ -130,6 +133,7 @@ struct NeighbourTable: Sendable {
         var rssi = Array(repeating: Int8(0), count: persons * newStride)
         var latest = rssi
         var holds = Array(repeating: false, count: persons * newStride)
+        var doorway = holds
         var time = Array(repeating: Self.never, count: persons * newStride)
         var peakTime = time
         var nextTime = time
@@ -139,6 +143,7 @@ struct NeighbourTable: Sendable {
                 rssi[person * newStride + neighbour] = cellRSSI[person * stride + neighbour]
                 latest[person * newStride + neighbour] = cellLatest[person * stride + neighbour]
                 holds[person * newStride + neighbour] = cellHolds[person * stride + neighbour]
+                doorway[person * newStride + neighbour] = cellDoorway[person * stride + neighbour]
                 time[person * newStride + neighbour] = cellTime[person * stride + neighbour]
                 peakTime[person * newStride + neighbour] = cellPeakTime[person * stride + neighbour]
                 nextRSSI[person * newStride + neighbour] = cellNextRSSI[person * stride + neighbour]
@@ -149,6 +154,7 @@ struct NeighbourTable: Sendable {
         cellRSSI = rssi
         cellLatest = latest
         cellHolds = holds
+        cellDoorway = doorway
         cellTime = time
         cellPeakTime = peakTime
         cellNextRSSI = nextRSSI
@@ -165,6 +171,15 @@ struct NeighbourTable: Sendable {
         guard time != Self.never, neighbour >= 0 else { return false }
         if now &- time <= freshness { return true }
         return busUp && lastMade[neighbour] &- time <= Self.reportSpread && now &- lastHeard[neighbour] <= silence
+    }
+
+    /// Whether the neighbour's sighting made at `time` (already recorded) changes what
+    /// it said of the person's coming in through its doorway: nil if not, else what it says now.
+    mutating func recordDoorway(person: Int, neighbour: Int, said: Bool, time: Int64) -> Bool? {
+        let cell = person * stride + neighbour
+        guard time == cellTime[cell], said != cellDoorway[cell] else { return nil }
+        cellDoorway[cell] = said
+        return said
     }
 
     /// The neighbour's sighting of the person, made at `time`. The cell keeps the strongest

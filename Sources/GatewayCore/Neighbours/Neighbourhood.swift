@@ -43,6 +43,10 @@ struct Neighbourhood: Sendable {
     /// When the passage was confirmed, by a second report or heard at the doorway's level
     /// (`never`: not lately).
     var doorwayConfirmedAt: [Int64] = []
+    /// When a neighbour's sighting first said the person came in through its doorway, and
+    /// when one last said so (`never`: not lately).
+    var neighbourDoorwayAt: [Int64] = []
+    var neighbourDoorwaySaidAt: [Int64] = []
     /// The person's lead over the neighbours' latest fresh sightings, smoothed over
     /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately):
     /// "the strongest" of docs/neighbours.md's rule, brought up to date at every decision.
@@ -91,6 +95,8 @@ struct Neighbourhood: Sendable {
         doorwayAt = Array(repeating: Self.never, count: personIds.count)
         doorwayFirstReport = Array(repeating: Self.never, count: personIds.count)
         doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
+        neighbourDoorwayAt = Array(repeating: Self.never, count: personIds.count)
+        neighbourDoorwaySaidAt = Array(repeating: Self.never, count: personIds.count)
         smoothedLead = Array(repeating: 0, count: personIds.count)
         smoothedAt = Array(repeating: Self.never, count: personIds.count)
         smoothedSignal = Array(repeating: 0, count: personIds.count)
@@ -202,6 +208,14 @@ struct Neighbourhood: Sendable {
         doorwayAt[person] = Self.never
         doorwayConfirmedAt[person] = Self.never
         doorwayFirstReport[person] = Self.never
+    }
+
+    /// Whether a fresh sighting of a neighbour says the person came in through its doorway
+    /// after any passage through this one.
+    func cameThroughNeighboursDoorway(person: Int, now: Int64) -> Bool {
+        let said = neighbourDoorwaySaidAt[person]
+        guard neighbourDoorwayAt[person] != Self.never, said != Self.never, now >= said, now &- said <= table.freshness else { return false }
+        return doorwayConfirmedAt[person] == Self.never || doorwayConfirmedAt[person] < neighbourDoorwayAt[person]
     }
 
     /// Whether the passage was confirmed (by two reports, or heard at the doorway's level)

@@ -9,7 +9,7 @@
 /// | L | the sender's gateway id, UTF-8 |
 /// | 8 | the sender's wall clock, ms since the Unix epoch (signed) |
 /// | 2 | N, the number of sightings (0…512; 0 is a heartbeat) |
-/// | 10 × N | per sighting: person hash (8), filtered RSSI (1, signed dBm), flags (1: bit 0 = holds the visit; the other bits 0) |
+/// | 10 × N | per sighting: person hash (8), filtered RSSI (1, signed dBm), flags (1: bit 0 = holds the visit, bit 1 = came in through the sender's doorway; the other bits 0) |
 /// | 32 | HMAC-SHA256 with `K_sign` of every byte before it |
 extension SightingReport {
     static let magic: [UInt8] = Array("BGS".utf8)
@@ -17,6 +17,7 @@ extension SightingReport {
     static let sightingBytes = 10
     static let signatureBytes = 32
     static let holdsFlag: UInt8 = 0x01
+    static let doorwayFlag: UInt8 = 0x02
 
     /// The largest report there can be: what a reader reads before refusing a payload.
     public static let maximumBytes = magic.count + 1 + 1 + maximumSenderBytes + 8 + 2
@@ -40,7 +41,7 @@ extension SightingReport {
                 bytes.append(UInt8(truncatingIfNeeded: sighting.person.rawValue >> UInt64(shift)))
             }
             bytes.append(UInt8(bitPattern: sighting.rssi))
-            bytes.append(sighting.holds ? Self.holdsFlag : 0)
+            bytes.append((sighting.holds ? Self.holdsFlag : 0) | (sighting.cameThroughDoorway ? Self.doorwayFlag : 0))
         }
         bytes += keys.signature(of: bytes[...])
         return bytes
@@ -74,9 +75,9 @@ extension SightingReport {
             var hash: UInt64 = 0
             for byte in bytes[offset ..< offset + 8] { hash = hash << 8 | UInt64(byte) }
             let flags = bytes[offset + 9]
-            guard flags & ~holdsFlag == 0 else { return nil }
+            guard flags & ~(holdsFlag | doorwayFlag) == 0 else { return nil }
             sightings.append(Sighting(person: PersonHash(rawValue: hash), rssi: Int8(bitPattern: bytes[offset + 8]),
-                                      holds: flags & holdsFlag != 0))
+                                      holds: flags & holdsFlag != 0, cameThroughDoorway: flags & doorwayFlag != 0))
             offset += sightingBytes
         }
         return (SightingReport(sender: sender, wallMilliseconds: Int64(bitPattern: wall), sightings: sightings), offset)

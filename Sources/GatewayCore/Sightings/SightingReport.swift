@@ -22,11 +22,16 @@ public struct SightingReport: Hashable, Sendable {
         public var rssi: Int8
         /// The sender holds the person's visit open (PRESENT or UNCONFIRMED there).
         public var holds: Bool
+        /// The person came in through the sender's doorway lately (a confirmed passage,
+        /// docs/neighbours.md): where two doors hear them alike, the room is the one whose
+        /// doorway they passed last.
+        public var cameThroughDoorway: Bool
 
-        public init(person: PersonHash, rssi: Int8, holds: Bool) {
+        public init(person: PersonHash, rssi: Int8, holds: Bool, cameThroughDoorway: Bool = false) {
             self.person = person
             self.rssi = rssi
             self.holds = holds
+            self.cameThroughDoorway = cameThroughDoorway
         }
     }
 
