@@ -14,9 +14,9 @@ final class NeighbourHandoverTests: XCTestCase {
     }
 
     /// Door B's report, made now by `door`'s clock.
-    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false, cameThroughDoorway: Bool = false) {
+    func tell(_ door: inout DoorHarness, rssi: Int8?, holds: Bool = false, passageConfirmed: Bool = false) {
         let sightings = rssi.map {
-            [SightingReport.Sighting(person: keys.personHash("p0"), rssi: $0, holds: holds, cameThroughDoorway: cameThroughDoorway)]
+            [SightingReport.Sighting(person: keys.personHash("p0"), rssi: $0, holds: holds, passageConfirmed: passageConfirmed)]
         } ?? []
         let report = SightingReport(sender: "door-b", wallMilliseconds: door.wall, sightings: sightings)
         door.perform(door.core.neighbourSighting(report.encoded(keys: keys), at: door.now))
@@ -33,9 +33,10 @@ final class NeighbourHandoverTests: XCTestCase {
 
     /// Each second door B's report and a second of `own` here: after how many seconds the
     /// person is PRESENT (nil: not within `within`).
-    func secondsToCheckIn(_ door: inout DoorHarness, own: Int, neighbour: Int8, holds: Bool, within: Int) -> Int? {
+    func secondsToCheckIn(_ door: inout DoorHarness, own: Int, neighbour: Int8, holds: Bool, passage: Bool = false,
+                          within: Int) -> Int? {
         for second in 0 ..< within {
-            tell(&door, rssi: neighbour, holds: holds)
+            tell(&door, rssi: neighbour, holds: holds, passageConfirmed: passage)
             door.stay(0, rssi: own, seconds: 1)
             if door.state(0) == .present { return second + 1 }
         }
@@ -394,11 +395,13 @@ final class NeighbourHandoverTests: XCTestCase {
 
     /// Where the two doors hear a person alike (a seat by the wall whose slow fading favours
     /// neither), the room is the one whose doorway they passed last (docs/neighbours.md,
-    /// "The rule"): a walk past this doorway into the next room, whose door says they came
-    /// in through its doorway, is not taken here as the strongest; a later passage through
-    /// this doorway is.
+    /// "The rule"): a walk past this doorway into the next room, whose door says it
+    /// confirmed their passage through its doorway, is not taken here as the strongest; a
+    /// later passage through this doorway is. Without the neighbour's word, this door's 10 s
+    /// as the strongest run from its doorway on, and take the person at the seat after 7 s
+    /// there: the fault this mends.
     func testATiedSeatGoesToTheDoorwayPassedLast() throws {
-        func takenAtATiedSeat(neighbourSaysDoorway: Bool, backThroughThisDoorway: Bool = false) throws -> Int? {
+        func takenAtATiedSeat(neighbourSaysPassage: Bool, backThroughThisDoorway: Bool = false) throws -> Int? {
             var a = door()
             tell(&a, rssi: nil)
             // Along the corridor and past this doorway (its level, B far behind).
@@ -407,7 +410,7 @@ final class NeighbourHandoverTests: XCTestCase {
                 a.stay(0, rssi: rssi, seconds: 1)
             }
             let report = try XCTUnwrap(a.published.last.flatMap { SightingReport.parse($0)?.report })
-            XCTAssertEqual(report.sightings.map(\.cameThroughDoorway), [true], "this door says they came through its doorway")
+            XCTAssertEqual(report.sightings.map(\.passageConfirmed), [true], "this door says it confirmed a passage")
             // On to B's doorway and into B's room (B's median lags), to a seat by the wall
             // heard 1 dB better here than there.
             tell(&a, rssi: -78)
@@ -415,21 +418,69 @@ final class NeighbourHandoverTests: XCTestCase {
             for second in 0 ..< 30 {
                 if backThroughThisDoorway, second == 15 {
                     for rssi in [-60, -54, -54, -60] {
-                        tell(&a, rssi: -70, cameThroughDoorway: neighbourSaysDoorway)
+                        tell(&a, rssi: -70, passageConfirmed: neighbourSaysPassage)
                         a.stay(0, rssi: rssi, seconds: 1)
                     }
                 }
-                tell(&a, rssi: -68, cameThroughDoorway: neighbourSaysDoorway)
+                tell(&a, rssi: -68, passageConfirmed: neighbourSaysPassage)
                 a.stay(0, rssi: -67, seconds: 1)
                 if a.state(0) == .present { return second + 1 }
             }
             return nil
         }
-        XCTAssertNotNil(try takenAtATiedSeat(neighbourSaysDoorway: false), "the strongest for 10 s, as before")
-        XCTAssertNil(try takenAtATiedSeat(neighbourSaysDoorway: true), "they came in through B's doorway after this one's")
-        let back = try takenAtATiedSeat(neighbourSaysDoorway: true, backThroughThisDoorway: true)
+        XCTAssertNotNil(try takenAtATiedSeat(neighbourSaysPassage: false), "the strongest for 10 s, as before")
+        XCTAssertNil(try takenAtATiedSeat(neighbourSaysPassage: true), "they came in through B's doorway after this one's")
+        let back = try takenAtATiedSeat(neighbourSaysPassage: true, backThroughThisDoorway: true)
         XCTAssertNotNil(back, "back through this doorway: this door's passage is the later")
         XCTAssertGreaterThan(back ?? 0, 15)
+    }
+
+    /// The neighbour's word breaks a race between two passages only: a door that confirmed
+    /// none is not held back by it (a walk-by of the neighbour's doorway is no passage into
+    /// its room), and once the neighbour no longer says so the 10 s count again.
+    func testANeighboursPassageHoldsBackOnlyADoorWithAnEarlierPassage() throws {
+        // Heard alike at a seat by the wall, never through this doorway: the neighbour's
+        // word changes nothing.
+        var a = door()
+        tell(&a, rssi: nil)
+        XCTAssertNotNil(secondsToCheckIn(&a, own: -67, neighbour: -68, holds: false, passage: true, within: 20))
+        // Through this doorway, then B's word for 10 s, then B no longer says so.
+        var b = door()
+        tell(&b, rssi: nil)
+        for rssi in [-70, -60, -54, -54] {
+            tell(&b, rssi: -84)
+            b.stay(0, rssi: rssi, seconds: 1)
+        }
+        XCTAssertNil(secondsToCheckIn(&b, own: -67, neighbour: -68, holds: false, passage: true, within: 12))
+        let taken = secondsToCheckIn(&b, own: -67, neighbour: -68, holds: false, passage: false, within: 20)
+        XCTAssertNotNil(taken, "B's word over: the strongest for 10 s")
+        XCTAssertGreaterThanOrEqual(taken ?? 0, 10, "the 10 s from when B's word ended")
+    }
+
+    /// With two neighbours, the word of the one whose doorway the person passed last stands
+    /// until that one no longer says so: another's ending changes nothing.
+    func testTheLatestNeighboursPassageStandsUntilThatNeighbourEndsIt() {
+        var a = DoorHarness(DoorHarness.neighbourSetup(persons: 2, id: "door-a", neighbours: .doors(["door-b", "door-c"]),
+                                                       settings: DoorHarness.settings))
+        func tell(_ sender: String, rssi: Int8, passage: Bool) {
+            let sighting = SightingReport.Sighting(person: keys.personHash("p0"), rssi: rssi, holds: false, passageConfirmed: passage)
+            let report = SightingReport(sender: sender, wallMilliseconds: a.wall, sightings: [sighting])
+            a.perform(a.core.neighbourSighting(report.encoded(keys: keys), at: a.now))
+        }
+        for rssi in [-70, -60, -54, -54] {
+            tell("door-b", rssi: -84, passage: false)
+            tell("door-c", rssi: -90, passage: false)
+            a.stay(0, rssi: rssi, seconds: 1)
+        }
+        // C's doorway first, then B's; C's word ends, B's goes on.
+        var states: [PresenceState?] = []
+        for second in 0 ..< 25 {
+            tell("door-c", rssi: -80, passage: second < 8)
+            tell("door-b", rssi: -68, passage: second >= 3)
+            a.stay(0, rssi: -67, seconds: 1)
+            states.append(a.state(0))
+        }
+        XCTAssertFalse(states.contains(.present), "held back by B's word throughout: \(states)")
     }
 
     func testTheNeighboursStrongestOfThreeSecondsFallsToTheNextStrongest() {

@@ -13,7 +13,7 @@ final class SightingReportTests: XCTestCase {
     var report: SightingReport {
         SightingReport(sender: "door-b", wallMilliseconds: wall, sightings: [
             .init(person: keys.personHash("u_1001"), rssi: -67, holds: true),
-            .init(person: keys.personHash("u_1002"), rssi: -88, holds: false, cameThroughDoorway: true),
+            .init(person: keys.personHash("u_1002"), rssi: -88, holds: false, passageConfirmed: true),
         ])
     }
 
@@ -22,10 +22,28 @@ final class SightingReportTests: XCTestCase {
     func testARoundTripKeepsEverything() throws {
         let bytes = report.encoded(keys: keys)
         XCTAssertEqual(bytes.count, 3 + 1 + 1 + 6 + 8 + 2 + 2 * 10 + 32)
-        XCTAssertEqual(Array(bytes.prefix(4)), Array("BGS".utf8) + [1])
+        XCTAssertEqual(Array(bytes.prefix(4)), Array("BGS".utf8) + [2])
         XCTAssertEqual(try verifier.verify(bytes, wallNow: wall + 500).get(), report)
         let heartbeat = SightingReport(sender: "door-b", wallMilliseconds: wall, sightings: [])
         XCTAssertTrue(try verifier.verify(heartbeat.encoded(keys: keys), wallNow: wall).get().isHeartbeat)
+    }
+
+    /// An earlier door's reports (version 1) are still read, with bit 0 of the flags only:
+    /// doors upgraded one after another go on hearing the ones not yet upgraded.
+    func testAnEarlierDoorsReportIsStillRead() throws {
+        let earlier = SightingReport(sender: "door-b", wallMilliseconds: wall, sightings: [
+            .init(person: keys.personHash("u_1001"), rssi: -67, holds: true),
+        ], wireVersion: 1)
+        func signedAsVersionOne(flags: UInt8) -> [UInt8] {
+            var body = Array(earlier.encoded(keys: keys).dropLast(32))
+            XCTAssertEqual(body[3], 1)
+            body[body.count - 1] = flags
+            return body + keys.signature(of: body[...])
+        }
+        XCTAssertEqual(try verifier.verify(signedAsVersionOne(flags: 0x01), wallNow: wall).get(), earlier)
+        guard case .failure(.malformed) = verifier.verify(signedAsVersionOne(flags: 0x03), wallNow: wall) else {
+            return XCTFail("bit 1 in a version 1 report")
+        }
     }
 
     func testThePersonTravelsAsAKeyedHashOnly() {
@@ -65,7 +83,7 @@ final class SightingReportTests: XCTestCase {
         flags[3 + 1 + 1 + 6 + 8 + 2 + 9] = 0x04
         XCTAssertEqual(refusal(flags), .malformed, "unknown flags")
         XCTAssertEqual(bytes[3 + 1 + 1 + 6 + 8 + 2 + 9], 0x01, "holds")
-        XCTAssertEqual(bytes[3 + 1 + 1 + 6 + 8 + 2 + 10 + 9], 0x02, "came in through the sender's doorway")
+        XCTAssertEqual(bytes[3 + 1 + 1 + 6 + 8 + 2 + 10 + 9], 0x02, "the sender confirmed a passage through its doorway")
     }
 
     /// Random mutations of valid reports (bytes flipped, cut, inserted, lengths rewritten):

@@ -195,8 +195,8 @@ def person_hash(person: str) -> bytes:
 
 def decode_report(payload: bytes) -> tuple[str, int, list[tuple[bytes, int, bool]]]:
     """(sender, wall ms, [(person hash, rssi, holds)]) of a report (its signature unchecked:
-    the doors check it)."""
-    assert payload[:4] == b"BGS\x01", payload[:4]
+    the doors check it; version 2, flags bit 0 holds, bit 1 a passage confirmed)."""
+    assert payload[:4] == b"BGS\x02", payload[:4]
     length = payload[4]
     sender = payload[5:5 + length].decode()
     offset = 5 + length
@@ -206,6 +206,7 @@ def decode_report(payload: bytes) -> tuple[str, int, list[tuple[bytes, int, bool
     sightings = []
     for _ in range(count):
         person, rssi, flags = payload[offset:offset + 8], payload[offset + 8], payload[offset + 9]
+        assert flags & ~0x03 == 0, flags
         sightings.append((person, rssi - 256 if rssi > 127 else rssi, bool(flags & 1)))
         offset += 10
     return sender, wall, sightings

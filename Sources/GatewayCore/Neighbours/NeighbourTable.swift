@@ -1,6 +1,7 @@
 /// What the neighbours said of each person (docs/neighbours.md): per person and
 /// neighbour the strongest of its sightings of the last 3 s, its latest and when that was
-/// made, and per person a cached summary (the strongest fresh sighting, the strongest
+/// made, whether it holds the visit and confirmed their passage through its doorway, and
+/// per person a cached summary (the strongest fresh sighting, the strongest
 /// latest one, and a neighbour holding the visit) so that a report of this door's radio
 /// reads O(1), whatever the number of neighbours. Memory: persons × neighbours cells of 29
 /// bytes, plus a few bytes per person and per neighbour.
@@ -31,7 +32,8 @@ struct NeighbourTable: Sendable {
     /// The neighbour's latest sighting.
     var cellLatest: [Int8] = []
     var cellHolds: [Bool] = []
-    /// The neighbour's latest sighting said the person came in through its doorway.
+    /// The neighbour's latest sighting said it confirmed the person's passage through its
+    /// doorway.
     var cellDoorway: [Bool] = []
     var cellTime: [Int64] = []
     var cellPeakTime: [Int64] = []
@@ -173,23 +175,31 @@ struct NeighbourTable: Sendable {
         return busUp && lastMade[neighbour] &- time <= Self.reportSpread && now &- lastHeard[neighbour] <= silence
     }
 
-    /// Whether the neighbour's sighting made at `time` (already recorded) changes what
-    /// it said of the person's coming in through its doorway: nil if not, else what it says now.
-    mutating func recordDoorway(person: Int, neighbour: Int, said: Bool, time: Int64) -> Bool? {
-        let cell = person * stride + neighbour
-        guard time == cellTime[cell], said != cellDoorway[cell] else { return nil }
-        cellDoorway[cell] = said
-        return said
+    /// What a recorded sighting did to the neighbour's word that it confirmed the person's
+    /// passage through its doorway.
+    enum PassageWord {
+        /// Older than the cell's latest: not taken.
+        case late
+        case unchanged
+        /// Said now, and not in the neighbour's sighting before (or that was not fresh).
+        case began
+        /// No longer said.
+        case ended
     }
 
     /// The neighbour's sighting of the person, made at `time`. The cell keeps the strongest
     /// of the neighbour's sightings made within `freshness` of the latest (of two: the peak,
     /// and the strongest made after it, which takes over when the peak ages out): a moment
     /// of fading at the neighbour does not make this door lead.
-    mutating func record(person: Int, neighbour: Int, rssi sighted: Int8, holds: Bool, time: Int64, at now: Int64) {
+    @discardableResult
+    mutating func record(person: Int, neighbour: Int, rssi sighted: Int8, holds: Bool, passageConfirmed: Bool = false,
+                         time: Int64, at now: Int64) -> PassageWord {
         let cell = person * stride + neighbour
         // Reports of one sender arrive in order, but a late one never overwrites a newer.
-        guard time >= cellTime[cell] else { return }
+        guard time >= cellTime[cell] else { return .late }
+        let saidBefore = cellDoorway[cell] && cellTime[cell] != Self.never && time &- cellTime[cell] <= freshness
+        let word: PassageWord = passageConfirmed == saidBefore ? .unchanged : passageConfirmed ? .began : .ended
+        cellDoorway[cell] = passageConfirmed
         if cellPeakTime[cell] != Self.never, time &- cellPeakTime[cell] > freshness {
             let next = cellNextTime[cell] != Self.never && time &- cellNextTime[cell] <= freshness
             cellPeakTime[cell] = next ? cellNextTime[cell] : Self.never
@@ -235,6 +245,7 @@ struct NeighbourTable: Sendable {
             again = true
         }
         if again { summarise(person: person, at: now) }
+        return word
     }
 
     /// The strongest of the neighbours' latest fresh sightings of the person at `now`

@@ -43,10 +43,13 @@ struct Neighbourhood: Sendable {
     /// When the passage was confirmed, by a second report or heard at the doorway's level
     /// (`never`: not lately).
     var doorwayConfirmedAt: [Int64] = []
-    /// When a neighbour's sighting first said the person came in through its doorway, and
-    /// when one last said so (`never`: not lately).
-    var neighbourDoorwayAt: [Int64] = []
-    var neighbourDoorwaySaidAt: [Int64] = []
+    /// The neighbour that said it confirmed the person's passage through its doorway after
+    /// one through this door's (−1: none), when that was first heard here, and when its
+    /// latest sighting saying so was made: "the strongest" waits while it stands
+    /// (`passedNeighboursDoorwayLast`).
+    var neighbourPassageBy: [Int16] = []
+    var neighbourPassageAt: [Int64] = []
+    var neighbourPassageSaid: [Int64] = []
     /// The person's lead over the neighbours' latest fresh sightings, smoothed over
     /// `leadSmoothing` (dB), and when it was last brought up to date (`never`: not lately):
     /// "the strongest" of docs/neighbours.md's rule, brought up to date at every decision.
@@ -95,8 +98,9 @@ struct Neighbourhood: Sendable {
         doorwayAt = Array(repeating: Self.never, count: personIds.count)
         doorwayFirstReport = Array(repeating: Self.never, count: personIds.count)
         doorwayConfirmedAt = Array(repeating: Self.never, count: personIds.count)
-        neighbourDoorwayAt = Array(repeating: Self.never, count: personIds.count)
-        neighbourDoorwaySaidAt = Array(repeating: Self.never, count: personIds.count)
+        neighbourPassageBy = Array(repeating: -1, count: personIds.count)
+        neighbourPassageAt = Array(repeating: Self.never, count: personIds.count)
+        neighbourPassageSaid = Array(repeating: Self.never, count: personIds.count)
         smoothedLead = Array(repeating: 0, count: personIds.count)
         smoothedAt = Array(repeating: Self.never, count: personIds.count)
         smoothedSignal = Array(repeating: 0, count: personIds.count)
@@ -210,12 +214,36 @@ struct Neighbourhood: Sendable {
         doorwayFirstReport[person] = Self.never
     }
 
-    /// Whether a fresh sighting of a neighbour says the person came in through its doorway
-    /// after any passage through this one.
-    func cameThroughNeighboursDoorway(person: Int, now: Int64) -> Bool {
-        let said = neighbourDoorwaySaidAt[person]
-        guard neighbourDoorwayAt[person] != Self.never, said != Self.never, now >= said, now &- said <= table.freshness else { return false }
-        return doorwayConfirmedAt[person] == Self.never || doorwayConfirmedAt[person] < neighbourDoorwayAt[person]
+    /// Whether the person passed a neighbour's doorway last: that neighbour's fresh
+    /// sighting says it confirmed their passage, first heard after a passage through this
+    /// doorway, and this door has confirmed none since.
+    func passedNeighboursDoorwayLast(person: Int, now: Int64) -> Bool {
+        let neighbour = Int(neighbourPassageBy[person])
+        guard neighbour >= 0, table.counts(neighbourPassageSaid[person], neighbour: neighbour, at: now) else { return false }
+        return doorwayConfirmedAt[person] == Self.never || doorwayConfirmedAt[person] < neighbourPassageAt[person]
+    }
+
+    /// What a neighbour's sighting made at `made` said of the person's passage through its
+    /// doorway (`said`; `word`, what that changed, from the table), heard at `now`.
+    mutating func neighbourSaid(_ said: Bool, _ word: NeighbourTable.PassageWord, person: Int, neighbour: Int, made: Int64,
+                                now: Int64) {
+        switch word {
+        case .late:
+            return
+        case .began:
+            // After a passage through this doorway (or another neighbour's that stood):
+            // that passage is forgotten, and this neighbour's stands.
+            if cameThroughDoorwayConfirmed(person: person, now: now) || passedNeighboursDoorwayLast(person: person, now: now) {
+                neighbourPassageBy[person] = Int16(neighbour)
+                neighbourPassageAt[person] = now
+                neighbourPassageSaid[person] = made
+                forgetDoorway(person: person)
+            }
+        case .ended:
+            if Int(neighbourPassageBy[person]) == neighbour { neighbourPassageBy[person] = -1 }
+        case .unchanged:
+            if said, Int(neighbourPassageBy[person]) == neighbour { neighbourPassageSaid[person] = made }
+        }
     }
 
     /// Whether the passage was confirmed (by two reports, or heard at the doorway's level)

@@ -154,7 +154,7 @@ extension PresenceEngine {
     /// already hears them better.
     mutating func strongestLongEnough(person: Int, now: Int64, above: Bool, smoothedLead: Float, latestLead: Int,
                                       reportMade: Int64) -> Bool {
-        guard above, smoothedLead > 0, !neighbourhood!.cameThroughNeighboursDoorway(person: person, now: now) else {
+        guard above, smoothedLead > 0, !neighbourhood!.passedNeighboursDoorwayLast(person: person, now: now) else {
             neighbourhood!.strongestSince[person] = Self.never
             return false
         }
@@ -288,19 +288,9 @@ extension PresenceEngine {
                 continue
             }
             let person = Int(index)
-            neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
-                                        time: made, at: now)
-            switch neighbourhood!.table.recordDoorway(person: person, neighbour: neighbour, said: sighting.cameThroughDoorway, time: made) {
-            case true?:
-                // They passed the neighbour's doorway after a passage through this one.
-                if neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now) {
-                    neighbourhood!.neighbourDoorwayAt[person] = now
-                    neighbourhood!.forgetDoorway(person: person)
-                }
-            case false?: neighbourhood!.neighbourDoorwayAt[person] = Self.never
-            case nil: break
-            }
-            if sighting.cameThroughDoorway { neighbourhood!.neighbourDoorwaySaidAt[person] = now }
+            let word = neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
+                                                   passageConfirmed: sighting.passageConfirmed, time: made, at: now)
+            neighbourhood!.neighbourSaid(sighting.passageConfirmed, word, person: person, neighbour: neighbour, made: made, now: now)
             forgetDoorwayPassedBy(person: person, neighbourRSSI: Int(sighting.rssi), now: now)
             fireDue(person: person, now: now, into: &events)
             if persons[person].state == .nearby { evaluate(person: person, now: now, into: &events) }
@@ -329,7 +319,7 @@ extension PresenceEngine {
             neighbourhood!.lastReported[person] = Int8(clamping: rssi)
             sightings.append(SightingReport.Sighting(person: hashes[person], rssi: Int8(clamping: rssi),
                                                      holds: persons[person].state.hasOpenVisit,
-                                                     cameThroughDoorway: neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)))
+                                                     passageConfirmed: neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)))
         }
         return sightings
     }

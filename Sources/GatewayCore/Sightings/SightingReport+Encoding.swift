@@ -4,16 +4,18 @@
 /// | bytes | field |
 /// | --- | --- |
 /// | 3 | `BGS` |
-/// | 1 | version, 1 |
+/// | 1 | version, 2 (1 is still read: an earlier door's, whose flags have bit 0 only) |
 /// | 1 | L, the sender's length (1…64) |
 /// | L | the sender's gateway id, UTF-8 |
 /// | 8 | the sender's wall clock, ms since the Unix epoch (signed) |
 /// | 2 | N, the number of sightings (0…512; 0 is a heartbeat) |
-/// | 10 × N | per sighting: person hash (8), filtered RSSI (1, signed dBm), flags (1: bit 0 = holds the visit, bit 1 = came in through the sender's doorway; the other bits 0) |
+/// | 10 × N | per sighting: person hash (8), filtered RSSI (1, signed dBm), flags (1: bit 0 = holds the visit, bit 1 = the sender confirmed the person's passage through its doorway (version 2); the other bits 0) |
 /// | 32 | HMAC-SHA256 with `K_sign` of every byte before it |
 extension SightingReport {
     static let magic: [UInt8] = Array("BGS".utf8)
-    static let version: UInt8 = 1
+    static let version: UInt8 = 2
+    /// An earlier door's reports: read, with bit 0 of the flags only.
+    static let firstVersion: UInt8 = 1
     static let sightingBytes = 10
     static let signatureBytes = 32
     static let holdsFlag: UInt8 = 0x01
@@ -27,7 +29,8 @@ extension SightingReport {
     /// 1…64 bytes (a longer sender is cut, more sightings are dropped: callers split).
     public func encoded(keys: SightingKeys) -> [UInt8] {
         var bytes = Self.magic
-        bytes.append(Self.version)
+        let version = wireVersion == Self.firstVersion ? Self.firstVersion : Self.version
+        bytes.append(version)
         let senderBytes = Array(sender.utf8.prefix(Self.maximumSenderBytes))
         bytes.append(UInt8(senderBytes.count))
         bytes += senderBytes
@@ -41,7 +44,8 @@ extension SightingReport {
                 bytes.append(UInt8(truncatingIfNeeded: sighting.person.rawValue >> UInt64(shift)))
             }
             bytes.append(UInt8(bitPattern: sighting.rssi))
-            bytes.append((sighting.holds ? Self.holdsFlag : 0) | (sighting.cameThroughDoorway ? Self.doorwayFlag : 0))
+            let passage = sighting.passageConfirmed && version == Self.version
+            bytes.append((sighting.holds ? Self.holdsFlag : 0) | (passage ? Self.doorwayFlag : 0))
         }
         bytes += keys.signature(of: bytes[...])
         return bytes
@@ -53,7 +57,8 @@ extension SightingReport {
     /// sender, unknown flags.
     static func parse(_ bytes: [UInt8]) -> (report: SightingReport, bodyEnd: Int)? {
         guard bytes.count <= maximumBytes, bytes.count >= magic.count + 2 + 1 + 8 + 2 + signatureBytes,
-              bytes.starts(with: magic), bytes[magic.count] == version else { return nil }
+              bytes.starts(with: magic), bytes[magic.count] == version || bytes[magic.count] == firstVersion else { return nil }
+        let known = bytes[magic.count] == version ? holdsFlag | doorwayFlag : holdsFlag
         var offset = magic.count + 1
         let senderLength = Int(bytes[offset])
         offset += 1
@@ -75,11 +80,12 @@ extension SightingReport {
             var hash: UInt64 = 0
             for byte in bytes[offset ..< offset + 8] { hash = hash << 8 | UInt64(byte) }
             let flags = bytes[offset + 9]
-            guard flags & ~(holdsFlag | doorwayFlag) == 0 else { return nil }
+            guard flags & ~known == 0 else { return nil }
             sightings.append(Sighting(person: PersonHash(rawValue: hash), rssi: Int8(bitPattern: bytes[offset + 8]),
-                                      holds: flags & holdsFlag != 0, cameThroughDoorway: flags & doorwayFlag != 0))
+                                      holds: flags & holdsFlag != 0, passageConfirmed: flags & doorwayFlag != 0))
             offset += sightingBytes
         }
-        return (SightingReport(sender: sender, wallMilliseconds: Int64(bitPattern: wall), sightings: sightings), offset)
+        return (SightingReport(sender: sender, wallMilliseconds: Int64(bitPattern: wall), sightings: sightings,
+                               wireVersion: bytes[magic.count]), offset)
     }
 }

@@ -7,11 +7,15 @@ public struct SightingReport: Hashable, Sendable {
     /// The sender's wall clock when it made the report, milliseconds since the Unix epoch.
     public var wallMilliseconds: Int64
     public var sightings: [Sighting]
+    /// The version of the bytes it came in, or goes out in: 2, or 1 for an earlier door's
+    /// (whose sightings never say a passage was confirmed).
+    public var wireVersion: UInt8
 
-    public init(sender: String, wallMilliseconds: Int64, sightings: [Sighting]) {
+    public init(sender: String, wallMilliseconds: Int64, sightings: [Sighting], wireVersion: UInt8 = 2) {
         self.sender = sender
         self.wallMilliseconds = wallMilliseconds
         self.sightings = sightings
+        self.wireVersion = wireVersion
     }
 
     public var isHeartbeat: Bool { sightings.isEmpty }
@@ -22,16 +26,16 @@ public struct SightingReport: Hashable, Sendable {
         public var rssi: Int8
         /// The sender holds the person's visit open (PRESENT or UNCONFIRMED there).
         public var holds: Bool
-        /// The person came in through the sender's doorway lately (a confirmed passage,
-        /// docs/neighbours.md): where two doors hear them alike, the room is the one whose
-        /// doorway they passed last.
-        public var cameThroughDoorway: Bool
+        /// The sender confirmed the person's passage through its doorway within the last
+        /// 30 s (docs/neighbours.md, "The rule"): where two doors hear them alike, the room
+        /// is the one whose doorway they passed last.
+        public var passageConfirmed: Bool
 
-        public init(person: PersonHash, rssi: Int8, holds: Bool, cameThroughDoorway: Bool = false) {
+        public init(person: PersonHash, rssi: Int8, holds: Bool, passageConfirmed: Bool = false) {
             self.person = person
             self.rssi = rssi
             self.holds = holds
-            self.cameThroughDoorway = cameThroughDoorway
+            self.passageConfirmed = passageConfirmed
         }
     }
 
