@@ -483,6 +483,25 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertFalse(states.contains(.present), "held back by B's word throughout: \(states)")
     }
 
+    /// What a neighbour's sighting does to its word that it confirmed a passage: a late one
+    /// nothing; a gap of a few seconds (the person not named) is the same word, one of
+    /// more than 30 s (the longest a word lives without a new confirmation) a new passage.
+    func testTheTableTellsWhenANeighboursWordBeginsAndEnds() {
+        var table = NeighbourTable(neighbours: .doors(["door-b"]), persons: 1)
+        let second: Int64 = 1_000_000_000
+        func say(_ passage: Bool, at time: Int64) -> NeighbourTable.PassageWord {
+            table.record(person: 0, neighbour: 0, rssi: -70, holds: false, passageConfirmed: passage, time: time * second,
+                         at: time * second)
+        }
+        XCTAssertEqual(say(true, at: 10), .began)
+        XCTAssertEqual(say(true, at: 11), .unchanged)
+        XCTAssertEqual(say(false, at: 9), .late, "older than the latest: not taken")
+        XCTAssertEqual(say(true, at: 20), .unchanged, "9 s unnamed: the same word")
+        XCTAssertEqual(say(false, at: 21), .ended)
+        XCTAssertEqual(say(true, at: 22), .began)
+        XCTAssertEqual(say(true, at: 53), .began, "31 s unnamed: a new passage")
+    }
+
     func testTheNeighboursStrongestOfThreeSecondsFallsToTheNextStrongest() {
         var table = NeighbourTable(neighbours: .doors(["door-b"]), persons: 1)
         let second: Int64 = 1_000_000_000

@@ -75,9 +75,12 @@ final class SightingFuzzTests: XCTestCase {
             let count = below(10) == 0 ? below(SightingReport.maximumSightings + 1) : below(6)
             let sightings = (0 ..< count).map { _ in
                 SightingReport.Sighting(person: below(2) == 0 ? keys.personHash("u_\(below(8))") : PersonHash(rawValue: random.next()),
-                                        rssi: Int8(truncatingIfNeeded: random.next()), holds: below(2) == 0)
+                                        rssi: Int8(truncatingIfNeeded: random.next()), holds: below(2) == 0,
+                                        passageConfirmed: below(2) == 0)
             }
-            return SightingReport(sender: sender, wallMilliseconds: wall &+ Int64(below(6000)) &- 3000, sightings: sightings)
+            // A quarter as an earlier door's (version 1, its flags bit 0 only).
+            return SightingReport(sender: sender, wallMilliseconds: wall &+ Int64(below(6000)) &- 3000, sightings: sightings,
+                                  wireVersion: below(4) == 0 ? 1 : 2)
                 .encoded(keys: keys)
         }
         switch below(3) {
@@ -110,12 +113,12 @@ final class SightingFuzzTests: XCTestCase {
         case 1:
             let length = below(10) == 0 ? below(SightingReport.maximumBytes + 64) : below(200)
             let bytes = (0 ..< length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            return below(2) == 0 ? Array("BGS".utf8) + [1] + bytes : bytes
+            return below(2) == 0 ? Array("BGS".utf8) + [UInt8(1 + below(2))] + bytes : bytes
         default:
             // A header whose fields are at and beyond their limits, a body of the size it
             // claims or not.
             let senderLength = [0, 1, 64, 65, 255][below(5)]
-            var bytes = Array("BGS".utf8) + [1, UInt8(senderLength)]
+            var bytes = Array("BGS".utf8) + [UInt8(1 + below(2)), UInt8(senderLength)]
             bytes += (0 ..< min(senderLength, 255)).map { _ in [0x20, 0x7F, 0xC3, 0xFF, 0x61][below(5)] }
             bytes += (0 ..< 8).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             let count = [0, 1, 512, 513, 0xFFFF][below(5)]

@@ -29,9 +29,10 @@ class Keys:
 def report(keys: Keys, sender: str, sightings: list[tuple[str, int, bool]] = (), *,
            wall_ms: int | None = None, sign_with: bytes | None = None) -> bytes:
     """A signed report of `sender` made at `wall_ms` (now), with (person id, RSSI, holds)
-    per sighting; `sign_with` signs with another key (a forgery)."""
+    per sighting, of version 2 with no passage confirmed (docs/neighbours.md); `sign_with`
+    signs with another key (a forgery)."""
     wall = int(time.time() * 1000) if wall_ms is None else wall_ms
-    body = b"BGS" + bytes([1, len(sender.encode())]) + sender.encode() + struct.pack(">qH", wall, len(sightings))
+    body = b"BGS" + bytes([2, len(sender.encode())]) + sender.encode() + struct.pack(">qH", wall, len(sightings))
     for person, rssi, holds in sightings:
         body += keys.person_hash(person) + struct.pack(">bB", rssi, 1 if holds else 0)
     return body + hmac.new(sign_with or keys.sign, body, hashlib.sha256).digest()

@@ -181,7 +181,8 @@ struct NeighbourTable: Sendable {
         /// Older than the cell's latest: not taken.
         case late
         case unchanged
-        /// Said now, and not in the neighbour's sighting before (or that was not fresh).
+        /// Said now, and not in the neighbour's sighting before (or that was made more than
+        /// 30 s before).
         case began
         /// No longer said.
         case ended
@@ -197,7 +198,11 @@ struct NeighbourTable: Sendable {
         let cell = person * stride + neighbour
         // Reports of one sender arrive in order, but a late one never overwrites a newer.
         guard time >= cellTime[cell] else { return .late }
-        let saidBefore = cellDoorway[cell] && cellTime[cell] != Self.never && time &- cellTime[cell] <= freshness
+        // A neighbour says so for 30 s after its last confirmation: a sighting saying so
+        // within that long before is the same word (a person not named for a few seconds),
+        // not a new passage.
+        let saidBefore = cellDoorway[cell] && cellTime[cell] != Self.never
+            && time &- cellTime[cell] <= NeighbourSetup.doorwayMemory.nanosecondsClamped
         let word: PassageWord = passageConfirmed == saidBefore ? .unchanged : passageConfirmed ? .began : .ended
         cellDoorway[cell] = passageConfirmed
         if cellPeakTime[cell] != Self.never, time &- cellPeakTime[cell] > freshness {

@@ -8,14 +8,15 @@ public struct SightingReport: Hashable, Sendable {
     public var wallMilliseconds: Int64
     public var sightings: [Sighting]
     /// The version of the bytes it came in, or goes out in: 2, or 1 for an earlier door's
-    /// (whose sightings never say a passage was confirmed).
-    public var wireVersion: UInt8
+    /// (whose sightings never say a passage was confirmed: a report of version 1 goes out
+    /// without that flag). Any value but 1 is 2.
+    public private(set) var wireVersion: UInt8
 
     public init(sender: String, wallMilliseconds: Int64, sightings: [Sighting], wireVersion: UInt8 = 2) {
         self.sender = sender
         self.wallMilliseconds = wallMilliseconds
         self.sightings = sightings
-        self.wireVersion = wireVersion
+        self.wireVersion = wireVersion == 1 ? 1 : 2
     }
 
     public var isHeartbeat: Bool { sightings.isEmpty }
