@@ -494,9 +494,9 @@ final class NeighbourHandoverTests: XCTestCase {
                          at: time * second)
         }
         XCTAssertEqual(say(true, at: 10), .began)
-        XCTAssertEqual(say(true, at: 11), .unchanged)
+        XCTAssertEqual(say(true, at: 11), .stillSaid)
         XCTAssertEqual(say(false, at: 9), .late, "older than the latest: not taken")
-        XCTAssertEqual(say(true, at: 20), .unchanged, "9 s unnamed: the same word")
+        XCTAssertEqual(say(true, at: 20), .stillSaid, "9 s unnamed: the same word")
         XCTAssertEqual(say(false, at: 21), .ended)
         XCTAssertEqual(say(true, at: 22), .began)
         XCTAssertEqual(say(true, at: 53), .began, "31 s unnamed: a new passage")

@@ -180,7 +180,10 @@ struct NeighbourTable: Sendable {
     enum PassageWord {
         /// Older than the cell's latest: not taken.
         case late
-        case unchanged
+        /// Said now, as in the neighbour's sighting before.
+        case stillSaid
+        /// Not said now, nor before.
+        case notSaid
         /// Said now, and not in the neighbour's sighting before (or that was made more than
         /// 30 s before).
         case began
@@ -203,7 +206,12 @@ struct NeighbourTable: Sendable {
         // not a new passage.
         let saidBefore = cellDoorway[cell] && cellTime[cell] != Self.never
             && time &- cellTime[cell] <= NeighbourSetup.doorwayMemory.nanosecondsClamped
-        let word: PassageWord = passageConfirmed == saidBefore ? .unchanged : passageConfirmed ? .began : .ended
+        let word: PassageWord = switch (passageConfirmed, saidBefore) {
+        case (true, true): .stillSaid
+        case (true, false): .began
+        case (false, true): .ended
+        case (false, false): .notSaid
+        }
         cellDoorway[cell] = passageConfirmed
         if cellPeakTime[cell] != Self.never, time &- cellPeakTime[cell] > freshness {
             let next = cellNextTime[cell] != Self.never && time &- cellNextTime[cell] <= freshness

@@ -224,11 +224,10 @@ struct Neighbourhood: Sendable {
     }
 
     /// What a neighbour's sighting made at `made` said of the person's passage through its
-    /// doorway (`said`; `word`, what that changed, from the table), heard at `now`.
-    mutating func neighbourSaid(_ said: Bool, _ word: NeighbourTable.PassageWord, person: Int, neighbour: Int, made: Int64,
-                                now: Int64) {
+    /// doorway (`word`, from the table), heard at `now`.
+    mutating func neighbourSaid(_ word: NeighbourTable.PassageWord, person: Int, neighbour: Int, made: Int64, now: Int64) {
         switch word {
-        case .late:
+        case .late, .notSaid:
             return
         case .began:
             // After a passage through this doorway (or another neighbour's that stood):
@@ -241,8 +240,8 @@ struct Neighbourhood: Sendable {
             }
         case .ended:
             if Int(neighbourPassageBy[person]) == neighbour { neighbourPassageBy[person] = -1 }
-        case .unchanged:
-            if said, Int(neighbourPassageBy[person]) == neighbour { neighbourPassageSaid[person] = made }
+        case .stillSaid:
+            if Int(neighbourPassageBy[person]) == neighbour { neighbourPassageSaid[person] = made }
         }
     }
 

@@ -290,7 +290,7 @@ extension PresenceEngine {
             let person = Int(index)
             let word = neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
                                                    passageConfirmed: sighting.passageConfirmed, time: made, at: now)
-            neighbourhood!.neighbourSaid(sighting.passageConfirmed, word, person: person, neighbour: neighbour, made: made, now: now)
+            neighbourhood!.neighbourSaid(word, person: person, neighbour: neighbour, made: made, now: now)
             forgetDoorwayPassedBy(person: person, neighbourRSSI: Int(sighting.rssi), now: now)
             fireDue(person: person, now: now, into: &events)
             if persons[person].state == .nearby { evaluate(person: person, now: now, into: &events) }

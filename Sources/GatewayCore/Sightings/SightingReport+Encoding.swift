@@ -29,8 +29,7 @@ extension SightingReport {
     /// 1…64 bytes (a longer sender is cut, more sightings are dropped: callers split).
     public func encoded(keys: SightingKeys) -> [UInt8] {
         var bytes = Self.magic
-        let version = wireVersion == Self.firstVersion ? Self.firstVersion : Self.version
-        bytes.append(version)
+        bytes.append(wireVersion)
         let senderBytes = Array(sender.utf8.prefix(Self.maximumSenderBytes))
         bytes.append(UInt8(senderBytes.count))
         bytes += senderBytes
@@ -44,7 +43,7 @@ extension SightingReport {
                 bytes.append(UInt8(truncatingIfNeeded: sighting.person.rawValue >> UInt64(shift)))
             }
             bytes.append(UInt8(bitPattern: sighting.rssi))
-            let passage = sighting.passageConfirmed && version == Self.version
+            let passage = sighting.passageConfirmed && wireVersion == Self.version
             bytes.append((sighting.holds ? Self.holdsFlag : 0) | (passage ? Self.doorwayFlag : 0))
         }
         bytes += keys.signature(of: bytes[...])
