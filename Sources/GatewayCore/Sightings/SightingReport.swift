@@ -16,7 +16,7 @@ public struct SightingReport: Hashable, Sendable {
         self.sender = sender
         self.wallMilliseconds = wallMilliseconds
         self.sightings = sightings
-        self.wireVersion = wireVersion == 1 ? 1 : 2
+        self.wireVersion = wireVersion == Self.firstVersion ? Self.firstVersion : Self.version
     }
 
     public var isHeartbeat: Bool { sightings.isEmpty }
