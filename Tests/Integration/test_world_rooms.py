@@ -65,6 +65,17 @@ def medians(reports, count: int) -> dict[str, float]:
     return result
 
 
+def means(reports, count: int) -> dict[str, float]:
+    """Mean RSSI per tag number 1…count: where a test compares the model's mean within a
+    bound, the mean of n samples strays σ/√n, the median of rounded samples up to a whole
+    dB more (a median of 15–25 samples missed a 1.5–2 dB bound in 0.4–2.4 % of runs)."""
+    result = {}
+    for number in range(1, count + 1):
+        address = f"C0:00:00:00:09:{number:02X}"
+        result[f"t{number}"] = statistics.mean(r.rssi for r in reports if r.address == address)
+    return result
+
+
 def each_heard(count: int, at_least: int):
     def check(reports) -> bool:
         return all(sum(r.address == f"C0:00:00:00:09:{n:02X}" for r in reports) >= at_least
@@ -150,9 +161,9 @@ def test_each_gateway_hears_the_path_loss_and_walls_to_its_own_position(world_fa
                                          tag(3, path=[[0, [2, 8]], [1, [2, 8]]])))
     assert set(world.gateways) == {"door-a", "door-b"}
     assert world.gateways["door-a"][1] == world.hci_port != world.gateways["door-b"][1]
-    at_a = medians(run(scan_at(world, "door-a", each_heard(3, 25))), 3)
-    at_b = medians(run(scan_at(world, "door-b", each_heard(3, 25))), 3)
-    # σ 2 dB per PDU, ≥ 25 PDUs: the median within 2 dB of the model.
+    at_a = means(run(scan_at(world, "door-a", each_heard(3, 40))), 3)
+    at_b = means(run(scan_at(world, "door-b", each_heard(3, 40))), 3)
+    # σ 2 dB per PDU, ≥ 40 PDUs: the mean strays 0.3 dB, within 2 dB of the model at 6σ.
     near, far_through_wall = -59 - 20 * math.log10(2), -59 - 20 * math.log10(8) - 10
     assert at_a["t1"] == pytest.approx(near, abs=2) and at_b["t2"] == pytest.approx(near, abs=2)
     assert at_a["t2"] == pytest.approx(far_through_wall, abs=2) and at_b["t1"] == pytest.approx(far_through_wall, abs=2)
@@ -176,8 +187,9 @@ def test_the_gateways_fade_independently(world_factory):
                                          fading={"slow_sigma_db": 4, "slow_tau_s": 3600}))
 
     def differences(world) -> list[float]:
-        at_a = medians(run(scan_at(world, "door-a", each_heard(8, 15))), 8)
-        at_b = medians(run(scan_at(world, "door-b", each_heard(8, 15))), 8)
+        # σ 1 dB per PDU, ≥ 40 PDUs a gateway: a difference of means strays 0.23 dB.
+        at_a = means(run(scan_at(world, "door-a", each_heard(8, 40))), 8)
+        at_b = means(run(scan_at(world, "door-b", each_heard(8, 40))), 8)
         return [at_a[t] - at_b[t] for t in at_a]
 
     same = differences(flat)
