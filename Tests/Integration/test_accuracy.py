@@ -54,9 +54,8 @@ def passer_path(index: int) -> list:
     """Walks past: from 12 m to PASSER_NEAREST_M (under enter_rssi) in 3 s, 3 s there, and
     away, one every 3 s."""
     start = 2.0 + 3.0 * index
-    nearest = PASSER_NEAREST_M
-    return [[0, None], [start, None], [start + 0.01, 12.0], [start + 3, nearest], [start + 6, nearest],
-            [start + 9, 12.0], [start + 9.01, None], [LEAVE_AT_S + 100, None]]
+    return [[0, None], [start, None], [start + 0.01, 12.0], [start + 3, PASSER_NEAREST_M],
+            [start + 6, PASSER_NEAREST_M], [start + 9, 12.0], [start + 9.01, None], [LEAVE_AT_S + 100, None]]
 
 
 def test_passers_by_stay_out_and_residents_keep_one_visit_stamped_when_they_left(gateway_bin, world_factory, agents,
