@@ -71,7 +71,12 @@ def main() -> int:
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
-    server = EventServer(port=args.port).start()
+    # Not checked against the API document (the suite's servers are): at about 9 ms of
+    # this interpreter per event the check held delivery near 100 events a second,
+    # far under what `enqueue` commits, and the drain at the end ran out of time with
+    # most events still to send, counted as lost (2026-12-08: 14,404 of 89,191
+    # delivered, FAIL; unchecked, 67,042 of 67,042 in a run of 64 s, PASS).
+    server = EventServer(port=args.port, check_api=False).start()
     stop = threading.Event()
     threading.Thread(target=chaos, args=(server, rng, stop), daemon=True).start()
     state_dir = pathlib.Path(args.state_dir or tempfile.mkdtemp(prefix="crash-test-"))
