@@ -314,6 +314,33 @@ final class NeighbourHandoverTests: XCTestCase {
         XCTAssertNotNil(takenAfterTwoFades(own: -58), "heard at -58, the same two reports are a passage through this doorway")
     }
 
+    /// Two of a steady holder's reports in a fade confirm a passage here for a person this
+    /// door hears at the doorway's lower level (docs/neighbours.md, "The rule"); the passage
+    /// is withdrawn when the holder, which had held them steadily for 20 s, hears them again
+    /// within 2 dB of its steady level while this door hears them no more than 3 dB above
+    /// its own: the person never moved. Kept when the holder's level stays down (they left
+    /// it), when this door's level rose (they came here), or when the holder had held them
+    /// for a few seconds only.
+    func testAPassageFromTwoFadesAtASteadyHolderIsWithdrawnWhenTheHolderHearsThemAgain() {
+        func taken(ownBefore: Int, own: Int, holderBack: Int8, heldFor: Int = 30) -> Int? {
+            var a = door()
+            tell(&a, rssi: nil)
+            // B holds them at its seat by the wall, -60, steadily.
+            heard(&a, own: ownBefore, neighbour: -60, seconds: heldFor)
+            heard(&a, own: own, neighbour: -60, seconds: 2)
+            // Two of B's reports in a fade: 22 dB behind this door at -58, a passage here.
+            heard(&a, own: own, neighbour: -80, seconds: 2)
+            return secondsToCheckIn(&a, own: own, neighbour: holderBack, holds: true, within: 30)
+        }
+        XCTAssertNil(taken(ownBefore: -58, own: -58, holderBack: -60),
+                     "B hears them again as before, this door as before: no passage, and 2 dB the stronger takes nobody B holds")
+        XCTAssertNil(taken(ownBefore: -58, own: -58, holderBack: -61), "within 2 dB of B's steady level: withdrawn too")
+        XCTAssertNotNil(taken(ownBefore: -58, own: -58, holderBack: -64), "B 4 dB under its steady level: they left it")
+        // (4 dB behind B before: not behind by the margin, so no swing of the lead.)
+        XCTAssertNotNil(taken(ownBefore: -64, own: -58, holderBack: -60), "this door hears them 6 dB better than before: they came here")
+        XCTAssertNotNil(taken(ownBefore: -58, own: -58, holderBack: -60, heldFor: 5), "held for 5 s: not a steady holder")
+    }
+
     /// Past this doorway and on to the neighbour's: the neighbour's report leads this door by
     /// the doorway's lead, and the passage here is forgotten.
     func testOneWhoWalkedPastThisDoorwayToTheNeighboursIsNoMoverHere() {

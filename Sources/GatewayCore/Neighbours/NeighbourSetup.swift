@@ -73,4 +73,17 @@ public struct NeighbourSetup: Hashable, Sendable {
     public static let secondLookAfter: Duration = .milliseconds(800)
     /// A person is reported while heard above `exit_rssi` minus this (dB).
     public static let reportBelowExitDB = 10
+    /// The steady levels (the holder's reports of a person, this door's own signal) are
+    /// means over this long: minutes at a seat, not a moment of fading.
+    public static let steadySpan: Duration = .seconds(30)
+    /// A holder whose reports have named the person as held, without a gap of
+    /// `silence`, for this long holds them steadily: a passage confirmed by two of its
+    /// reports may be withdrawn (docs/neighbours.md, "The rule").
+    public static let steadyHolderFor: Duration = .seconds(20)
+    /// Such a passage is withdrawn when the holder's latest report is back within this
+    /// much (dB) of its steady level...
+    public static let holderBackWithinDB = 2
+    /// ...while this door hears the person no more than this much (dB) above its own
+    /// steady level when the passage was confirmed: the person did not move.
+    public static let ownRiseDB = 3
 }

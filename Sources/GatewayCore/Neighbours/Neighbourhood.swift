@@ -66,6 +66,21 @@ struct Neighbourhood: Sendable {
     var unknownPersons = 0
     /// The filtered RSSI this door last reported of each person (`Int8.min`: none).
     var lastReported: [Int8] = []
+    /// Per person, the neighbour whose reports say it holds the visit (−1: none), since
+    /// when without a gap, and its reports' RSSI smoothed over `steadySpan` (at the time
+    /// of its last report): the holder's steady level.
+    var steadyHolder: [Int16] = []
+    var steadyHolderSince: [Int64] = []
+    var holderLevel: [Float] = []
+    var holderLevelAt: [Int64] = []
+    /// This door's signal of the person smoothed over `steadySpan`.
+    var ownLevel: [Float] = []
+    var ownLevelAt: [Int64] = []
+    /// A passage confirmed by two reports of a steady holder: withdrawn once the holder
+    /// reports at least `withdrawAt` while this door hears at most `withdrawIfOwnAtMost`
+    /// (`Int8.min`: none pending).
+    var withdrawAt: [Int8] = []
+    var withdrawIfOwnAtMost: [Int8] = []
 
     init(setup: NeighbourSetup, personIds: [String], startedAt now: Int64) {
         self.setup = setup
@@ -107,6 +122,69 @@ struct Neighbourhood: Sendable {
         smoothedSignalAt = Array(repeating: Self.never, count: personIds.count)
         checkedInAt = Array(repeating: Self.never, count: personIds.count)
         lastReported = Array(repeating: Int8.min, count: personIds.count)
+        steadyHolder = Array(repeating: -1, count: personIds.count)
+        steadyHolderSince = Array(repeating: Self.never, count: personIds.count)
+        holderLevel = Array(repeating: 0, count: personIds.count)
+        holderLevelAt = Array(repeating: Self.never, count: personIds.count)
+        ownLevel = Array(repeating: 0, count: personIds.count)
+        ownLevelAt = Array(repeating: Self.never, count: personIds.count)
+        withdrawAt = Array(repeating: Int8.min, count: personIds.count)
+        withdrawIfOwnAtMost = Array(repeating: Int8.min, count: personIds.count)
+    }
+
+    /// This door's signal of the person at `now`, smoothed over `steadySpan`.
+    mutating func smoothOwnLevel(person: Int, rssi: Int, now: Int64) -> Float {
+        Self.smooth(&ownLevel[person], at: &ownLevelAt[person], toward: Float(rssi), now: now,
+                    over: NeighbourSetup.steadySpan.nanosecondsClamped)
+    }
+
+    /// A neighbour's sighting of the person, made at `made` (in order): its level joins the
+    /// holder's steady level when it says it holds the visit; a holder that stops saying
+    /// so, another neighbour holding them, or a gap of `silence` starts it afresh.
+    mutating func holderSighting(person: Int, neighbour: Int, rssi: Int, holds: Bool, made: Int64) {
+        guard holds else {
+            if Int(steadyHolder[person]) == neighbour { steadyHolder[person] = -1 }
+            return
+        }
+        if Int(steadyHolder[person]) != neighbour || holderLevelAt[person] == Self.never || made < holderLevelAt[person]
+            || made &- holderLevelAt[person] >= silence {
+            steadyHolder[person] = Int16(neighbour)
+            steadyHolderSince[person] = made
+            holderLevelAt[person] = Self.never
+        }
+        _ = Self.smooth(&holderLevel[person], at: &holderLevelAt[person], toward: Float(rssi), now: made,
+                        over: NeighbourSetup.steadySpan.nanosecondsClamped)
+    }
+
+    /// A passage just confirmed by two reports (not heard at the doorway's level, not the
+    /// lead's swing) of a person a neighbour holds: when that neighbour has held them
+    /// steadily, it is withdrawn if the holder hears them again at its steady level while
+    /// this door's level has not risen (docs/neighbours.md, "The rule").
+    mutating func passageByTwoReports(person: Int, ownLevel own: Float, now: Int64) {
+        guard steadyHolder[person] >= 0,
+              now &- steadyHolderSince[person] >= NeighbourSetup.steadyHolderFor.nanosecondsClamped else {
+            withdrawAt[person] = Int8.min
+            return
+        }
+        withdrawAt[person] = Int8(clamping: Int((holderLevel[person] - Float(NeighbourSetup.holderBackWithinDB)).rounded(.up)))
+        withdrawIfOwnAtMost[person] = Int8(clamping: Int(own.rounded()) + NeighbourSetup.ownRiseDB)
+    }
+
+    /// Withdraws a passage pending withdrawal (`passageByTwoReports`) once the holder hears
+    /// the person again at its steady level and this door (`own`) no better than before;
+    /// forgets the pending withdrawal once the holder no longer holds them or the passage
+    /// is no longer confirmed.
+    mutating func withdrawPassageIfHolderBack(person: Int, own: Int, heldElsewhere: Bool, now: Int64) {
+        guard withdrawAt[person] != Int8.min else { return }
+        let holder = Int(steadyHolder[person])
+        guard heldElsewhere, holder >= 0, cameThroughDoorwayConfirmed(person: person, now: now) else {
+            withdrawAt[person] = Int8.min
+            return
+        }
+        if table.latestRSSI(person: person, neighbour: holder) >= Int(withdrawAt[person]), own <= Int(withdrawIfOwnAtMost[person]) {
+            forgetDoorway(person: person)
+            withdrawAt[person] = Int8.min
+        }
     }
 
     /// The person's lead at `now`, smoothed: each new value moves the smoothed one by the

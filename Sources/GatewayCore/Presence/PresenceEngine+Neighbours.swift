@@ -42,6 +42,9 @@ extension PresenceEngine {
         // waits for a signal above it.
         let aboveSteadily = neighbourhood!.smoothSignal(person: person, rssi: own, now: now) > Float(limits.enter)
         if !aboveSteadily { neighbourhood!.strongestSince[person] = Self.never }
+        // Over 30 s: where the person was before a passage, against where they are now.
+        let ownLevel = own > Int(Int8.min) ? neighbourhood!.smoothOwnLevel(person: person, rssi: own, now: now)
+            : neighbourhood!.ownLevel[person]
         if neighbourhood!.waitingAtStart(now) { return false }
         guard let best = neighbourhood!.table.strongest(person: person, at: now) else { return true }
         let heldElsewhere = neighbourhood!.table.heldElsewhere(person: person, at: now)
@@ -82,8 +85,16 @@ extension PresenceEngine {
             // more, which every mover seated by the wall waited on top of the 10 s.
             if neighbourhood!.doorwayLead(person: person, report: latest.time, now: now, heardAtDoorwayLevel: atDoorwayLevel || swung) {
                 smoothed = neighbourhood!.restartSmoothedLead(person: person, lead: latestLead, now: now)
+                // Two of a steady holder's reports in a fade look like a passage here: a
+                // person seated by the wall next door, whom this door hears through it at
+                // the doorway's lower level. Withdrawn if the holder hears them again as
+                // before while this door hears them no better than before.
+                if heldElsewhere, !(atDoorwayLevel || swung) {
+                    neighbourhood!.passageByTwoReports(person: person, ownLevel: ownLevel, now: now)
+                }
             }
         }
+        neighbourhood!.withdrawPassageIfHolderBack(person: person, own: own, heldElsewhere: heldElsewhere, now: now)
         if heldElsewhere, neighbourhood!.cameThroughDoorway(person: person, now: now) {
             let confirmed = neighbourhood!.cameThroughDoorwayConfirmed(person: person, now: now)
             let byMargin = takesOver(person: person, now: now, lead: latestLead, reportMade: latest.time, confirmed: confirmed)
@@ -291,6 +302,10 @@ extension PresenceEngine {
             let word = neighbourhood!.table.record(person: person, neighbour: neighbour, rssi: sighting.rssi, holds: sighting.holds,
                                                    passageConfirmed: sighting.passageConfirmed, time: made, at: now)
             neighbourhood!.neighbourSaid(word, person: person, neighbour: neighbour, made: made, now: now)
+            if word != .late {
+                neighbourhood!.holderSighting(person: person, neighbour: neighbour, rssi: Int(sighting.rssi), holds: sighting.holds,
+                                              made: made)
+            }
             forgetDoorwayPassedBy(person: person, neighbourRSSI: Int(sighting.rssi), now: now)
             fireDue(person: person, now: now, into: &events)
             if persons[person].state == .nearby { evaluate(person: person, now: now, into: &events) }
